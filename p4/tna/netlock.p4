@@ -2051,40 +2051,35 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<8> st = hdr.nl.status;
         bit<1> fresh = 1w0;
         if (ph == PH_FRESH) { fresh = 1w1; }
-        bit<1> is_lock = 1w0;
-        if (meta.kind == K_LOCK) { is_lock = 1w1; }
-        bit<1> is_admin = 1w0;
-        if (meta.kind == K_ADMIN) { is_admin = 1w1; }
         bit<1> retry = 1w1;
         if ((hdr.nl.flags & FL_RETRY) == 0) { retry = 1w0; }
         bit<1> tryf = 1w1;
         if ((hdr.nl.flags & FL_TRY) == 0) { tryf = 1w0; }
-        bit<1> work = 1w1;
-        if (meta.kind == K_ROUTE) { work = 1w0; }
 
-        /* Which pass type. */
+        /* Which pass type. (The packet's kind is tested in place: a flag copied from it would
+         * be a stage of its own before the tests.) */
         /* The pass's work (P_*, 0 for none): one 4-bit field, set once below, that every later
          * stage tests; a 1-bit flag per kind of pass (fifteen, live to the last stage) did not
          * fit the PHV (bf-p4c, 2026-11-30). */
         bit<4> ptype = 0;
         bit<1> badreq = 0;
-        if (work == 1 && ph == PH_WRITE) {
+        if (meta.kind != K_ROUTE && ph == PH_WRITE) {
             ptype = P_WRITE;
-        } else if (work == 1 && ph == PH_SEND) {
+        } else if (meta.kind != K_ROUTE && ph == PH_SEND) {
             ptype = P_SEND;
-        } else if (work == 1 && ph == PH_GRANT) {
+        } else if (meta.kind != K_ROUTE && ph == PH_GRANT) {
             ptype = P_GRANT;
-        } else if (work == 1 && ph == PH_CLEAN) {
+        } else if (meta.kind != K_ROUTE && ph == PH_CLEAN) {
             ptype = P_CLEAN;
-        } else if (work == 1 && ph == PH_WDRAW) {
+        } else if (meta.kind != K_ROUTE && ph == PH_WDRAW) {
             ptype = P_WD;
-        } else if (work == 1 && ph == PH_BINC) {
+        } else if (meta.kind != K_ROUTE && ph == PH_BINC) {
             ptype = P_BINC;
         } else if (meta.kind == K_PB && fresh == 1 && txn0 == 1) {
             ptype = P_PBNONE;
         } else if (meta.kind == K_PB && fresh == 1) {
             ptype = P_ACQ;
-        } else if (is_lock == 1 && op == OP_ACQUIRE) {
+        } else if (meta.kind == K_LOCK && op == OP_ACQUIRE) {
             if (fresh == 1 && txn0 == 1) {
                 badreq = 1;
             } else if (ph == PH_ACQ && tryf == 1 && (meta.wflags & (WF_RETRYMISS | WF_NOMETER)) == WF_RETRYMISS) {
@@ -2100,15 +2095,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (fresh == 1) {
                 ptype = P_ACQ;
             }
-        } else if (is_lock == 1 && op == OP_RELEASE && fresh == 1) {
+        } else if (meta.kind == K_LOCK && op == OP_RELEASE && fresh == 1) {
             if (has_tok == 1) {
                 ptype = P_REL;
             } else {
                 ptype = P_WD0;
             }
-        } else if (is_lock == 1 && op == OP_PROBE && fresh == 1) {
+        } else if (meta.kind == K_LOCK && op == OP_PROBE && fresh == 1) {
             ptype = P_PROBE;
-        } else if (is_admin == 1 && fresh == 1) {
+        } else if (meta.kind == K_ADMIN && fresh == 1) {
             if (st == ADM_FORCE && meta.hit == 1 && meta.srv_ok == 1) {
                 ptype = P_REL;
                 meta.wflags = meta.wflags | WF_FORCED;
@@ -2117,7 +2112,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
         bit<1> adm2 = 0;        /* the admin passes after the first */
-        if (is_admin == 1 && (ph == PH_PROBE2 || ph == PH_PROBE3 || ph == PH_RESET2 ||
+        if (meta.kind == K_ADMIN && (ph == PH_PROBE2 || ph == PH_PROBE3 || ph == PH_RESET2 ||
                 ph == PH_TBASE2 || ph == PH_COOKIE2)) {
             adm2 = 1;
         }
@@ -2176,8 +2171,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= the level and the slot ================= */
-        bit<8> lvl = 8w1;
-        if (hdr.nl.prio == 0) { lvl = 8w0; }
+        /* Written once, in exclusive branches (a default overridden later is an output
+         * dependency, a stage, to bf-p4c). */
+        bit<8> lvl;
         if (ptype == P_REL || ptype == P_PROBE) {
             lvl = meta.tlevel;
         } else if (ptype == P_GRANT) {
@@ -2186,6 +2182,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             lvl = hdr.recirc.clevel;
         } else if (ad == AD_PROBE || ph_probe2 == 1 || ph_probe3 == 1) {
             lvl = hdr.admin.level;
+        } else if (hdr.nl.prio == 0) {
+            lvl = 8w0;
+        } else {
+            lvl = 8w1;
         }
         if (lvl == 0) { use_level0(); } else { use_level1(); }
         meta.q_lim = qlim_h.get({meta.size});
@@ -2198,7 +2198,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * and clean walks, the admin probe's later passes; a fresh release, lease-probe or
          * force-release uses the token's slot), and in the others no pool block runs. The level
          * is the one use_level picks for that pass type. */
-        slot_t sl = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
+        slot_t sl;
         if (ph == PH_WRITE || ph == PH_RWALK || ph == PH_WDRAW) {
             if (ph == PH_WRITE) {
                 if (hdr.nl.prio == 0) { sl = meta.at_off0; } else { sl = meta.at_off1; }
@@ -2211,12 +2211,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (hdr.recirc.clevel == 0) { sl = meta.at_ch0; } else { sl = meta.at_ch1; }
         } else if (ph == PH_PROBE2 || ph == PH_PROBE3) {
             if (hdr.admin.level == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }
+        } else {
+            sl = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
         }
         slot_abs(sl);
-        bit<1> rel_go = 0;
-        if (ptype == P_REL || ptype == P_PROBE) {
-            if (meta.tlevel != 2) { rel_go = 1; }
-        }
+        /* A release's or lease-probe's token names a level: tested in place, as REL_GO (a flag
+         * copied from it would be a stage of its own before every test of it). */
+#define REL_GO ((ptype == P_REL || ptype == P_PROBE) && meta.tlevel != 2)
         /* The request the pool blocks write or compare with. */
         /* mode ++ prio ++ fwd in one container (the hash unit puts it together: an action reads
          * at most two containers into one), the state SS_LIVE ORed in by flags_wr */
@@ -2225,7 +2226,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= stage: lk_floor ================= */
         bit<8> fl_hi = 0;
         bit<8> fl_lo = 0;
-        if (rel_go == 1) {
+        if (REL_GO) {
             fl_hi = floor_hi_cmp.execute(meta.idx);
             fl_lo = floor_lo_cmp.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_RESET2) {
@@ -2240,7 +2241,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (ptype == P_WRITE) {
             meta.x_op = OP_WR;
             meta.who_op = OP_WR;
-        } else if (rel_go == 1 || ptype == P_WD || ptype == P_RW) {
+        } else if (REL_GO || ptype == P_WD || ptype == P_RW) {
             meta.x_op = OP_CMP;
             meta.who_op = OP_RD;
         } else if ((ptype == P_GRANT && hdr.recirc.pend == 1) || ph_probe3 == 1) {
@@ -2261,8 +2262,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (ptype == P_GRANT && hdr.recirc.pend == 1) {
             ans_slot_client();
         }
-        bit<1> txn_ok = 1w0;
-        if (meta.txn_hi_ok == 1 && meta.txn_lo_ok == 1) { txn_ok = 1w1; }
+        /* The slot holds the request's txn: both halves match (tested in place, as REL_GO). */
+#define TXN_OK (meta.txn_hi_ok == 1 && meta.txn_lo_ok == 1)
 
         /* ================= stage: the pool's grant number and time ================= */
         /* The grant number written and the slot written, chosen by the pass type alone (the
@@ -2279,7 +2280,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * recirc.pseq_lo. */
         if (ptype == P_WRITE) {
             meta.hd_op = OP_WR;
-        } else if (rel_go == 1 && meta.pre_ok == 1 && txn_ok == 1) {
+        } else if (REL_GO && meta.pre_ok == 1 && TXN_OK) {
             if (ptype == P_REL) { meta.hd_op = OP_REL; } else { meta.hd_op = OP_TCH; }
         } else if (ptype == P_GRANT && hdr.recirc.pend == 1) {
             meta.hd_op = OP_WR;
@@ -2311,7 +2312,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.ts_op = OP_WR;
             }
         } else if (ptype == P_WD) {
-            if (txn_ok == 1) { meta.fl_op = OP_WDR; } else { meta.fl_op = OP_RD; }
+            if (TXN_OK) { meta.fl_op = OP_WDR; } else { meta.fl_op = OP_RD; }
         } else if (ptype == P_RW || ph_probe3 == 1) {
             meta.fl_op = OP_RD;
             meta.ls_op = OP_RD;
@@ -2333,7 +2334,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         SV_PRIO = hdr.nl.prio;
         SV_FWD = meta.rq_fwd;
         POOL_FLAGS
-        if (ptype == P_WD && txn_ok == 1 && SV_STATE == SS_LIVE) {
+        if (ptype == P_WD && TXN_OK && SV_STATE == SS_LIVE) {
             meta.found = 1;
             SV_STATE = SS_WDRAWN;
         }
@@ -2349,7 +2350,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (meta.kind == K_ROUTE) {
             meta.route_dst = hdr.ipv4.dst;
         } else if ((ptype == P_GRANT && hdr.recirc.pend == 1) || (ptype == P_REL && forced == 1) ||
-                (ptype == P_RW && SV_STATE == SS_LIVE && txn_ok == 1)) {
+                (ptype == P_RW && SV_STATE == SS_LIVE && TXN_OK)) {
             meta.route_dst = hdr.a_ip.dip;   /* the slot's client, as POOL_WHO read it */
         } else if (meta.kind == K_ADMIN) {
             meta.route_dst = hdr.ipv4.src;
@@ -2375,9 +2376,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* The cell minus fp as the lookup found it (2, which no cell of this request gives: no
          * lookup): 1 ended, 3 force-released, 0 seen and not ended. */
         bit<32> e_cell = 2;
-        if ((ptype == P_ACQ || ptype == P_TRY) && is_lock == 1 && fresh == 1) {
+        if ((ptype == P_ACQ || ptype == P_TRY) && meta.kind == K_LOCK && fresh == 1) {
             e_cell = ended_seen.execute(meta.e_idx);
-        } else if ((ptype == P_ACQ || ptype == P_TRY) && is_lock == 1 && (meta.wflags & WF_RETRYMISS) != 0) {
+        } else if ((ptype == P_ACQ || ptype == P_TRY) && meta.kind == K_LOCK && (meta.wflags & WF_RETRYMISS) != 0) {
             ended_seen.execute(meta.e_idx);
         } else if (ptype == P_RW0 || ptype == P_RW) {
             e_cell = ended_lookup.execute(meta.e_idx);
@@ -2434,10 +2435,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ================= stage: the tenant meter ================= */
         if (ptype == P_ACQ || ptype == P_TRY) {
-            if (is_lock == 1 && fresh == 1) {
+            if (meta.kind == K_LOCK && fresh == 1) {
                 /* The accept log of p4/netlock.p4 (log_msg) has no Tofino counterpart. */
             }
-            if (is_lock == 1 && (meta.wflags & (WF_NOMETER | WF_DUP)) == 0 && retry == 0 &&
+            if (meta.kind == K_LOCK && (meta.wflags & (WF_NOMETER | WF_DUP)) == 0 && retry == 0 &&
                     meta.ended_hit == 0 && meta.dup_hit == 0) {
                 tenant_quota.apply();
             }
@@ -2969,7 +2970,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 again(PH_RWALK);
             }
         } else if (ptype == P_RW) {
-            if (SV_STATE == SS_LIVE && txn_ok == 1) {
+            if (SV_STATE == SS_LIVE && TXN_OK) {
                 if (SV_SEQ != 0) {
                     gt_slot_cnt();
                     if (meta.gt != 0) {   /* SV_SEQ > tok_lo */
