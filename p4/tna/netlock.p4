@@ -547,9 +547,6 @@ struct metadata_t {
     slot_t  at_ch0;
     slot_t  at_ch1;
     /* register action ops (0: not used in this pass) */
-    bit<3>  x_op;
-    bit<3>  who_op;
-    bit<3>  hd_op;
     bit<3>  fl_op;
     bit<3>  ls_op;
     bit<3>  ts_op;
@@ -893,41 +890,10 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * (a_nl.txn, a_ip.dip, a_nl.lease, a_nl.ts; the port and tenant into meta.rd_port and
  * rd_tenant), which every
  * answer that does not take them from there writes after the pool's blocks. */
-#define POOL_TXN \
-    if (meta.x_op == OP_CMP) { \
-        meta.txn_hi_ok = txn_hi_cmp.execute(meta.hd_idx); \
-        meta.txn_lo_ok = txn_lo_cmp.execute(meta.hd_idx); \
-    } else if (meta.x_op == OP_RD) { \
-        hdr.a_nl.txn[63:32] = txn_hi_rd.execute(meta.hd_idx); \
-        hdr.a_nl.txn[31:0] = txn_lo_rd.execute(meta.hd_idx); \
-    } else if (meta.x_op == OP_WR) { \
-        txn_hi_wr.execute(meta.hd_idx); \
-        txn_lo_wr.execute(meta.hd_idx); \
-    }
-#define POOL_WHO \
-    if (meta.who_op == OP_RD) { \
-        hdr.a_ip.dip = ip_rd.execute(meta.hd_idx); \
-        meta.rd_port = port_rd.execute(meta.hd_idx); \
-        meta.rd_tenant = tenant_rd.execute(meta.hd_idx); \
-    } else if (meta.who_op == OP_WR) { \
-        ip_wr.execute(meta.hd_idx); \
-        port_wr.execute(meta.hd_idx); \
-        tenant_wr.execute(meta.hd_idx); \
-    }
-#define POOL_HOLD \
-    if (meta.hd_op == OP_REL) { \
-        SV_SEQ = hold_rel.execute(meta.hd_idx); /* the grant number before */ \
-        meta.valid = 0; \
-        if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; } \
-    } else if (meta.hd_op == OP_TCH) { \
-        meta.valid = hold_touch.execute(meta.hd_idx); \
-    } else if (meta.hd_op == OP_WR) { \
-        hold_wr.execute(meta.hd_idx); \
-    } else if (meta.hd_op == OP_RD) { \
-        hdr.recirc.pseq_lo = hold_rel.execute(meta.hd_idx); /* SV_SEQ; tseq_lo 0: releases nothing */ \
-    } else if (meta.hd_op == OP_GTS) { \
-        hdr.admin.gts = hold_gts.execute(meta.hd_idx); \
-    }
+#define POOL_WHO_RD \
+    hdr.a_ip.dip = ip_rd.execute(meta.hd_idx); \
+    meta.rd_port = port_rd.execute(meta.hd_idx); \
+    meta.rd_tenant = tenant_rd.execute(meta.hd_idx);
 #define POOL_FLAGS \
     if (meta.fl_op == OP_RD) { \
         hdr.recirc.pflags = flags_rd.execute(meta.sl_idx); \
@@ -2024,9 +1990,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.lease = min(hdr.nl.lease, meta.max_lease);
             }
         }
-        meta.x_op = 0;
-        meta.who_op = 0;
-        meta.hd_op = 0;
         meta.fl_op = 0;
         meta.ls_op = 0;
         meta.ts_op = 0;
@@ -2166,9 +2129,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<1> ph_probe3 = 1w0;
         if (adm2 == 1 && ph == PH_PROBE3) { ph_probe3 = 1w1; }
 
-        if (badreq == 1) {
-            ans_echo(OP_REJECT, 0, ST_BADREQ);
-        }
 
         /* ================= the level and the slot ================= */
         /* Written once, in exclusive branches (a default overridden later is an output
@@ -2238,16 +2198,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= stage: the pool's txn and client ================= */
         bit<1> examine = 1w0;
         if (ptype == P_GRANT && hdr.recirc.examine == 1) { examine = 1w1; }
-        if (ptype == P_WRITE) {
-            meta.x_op = OP_WR;
-            meta.who_op = OP_WR;
-        } else if (REL_GO || ptype == P_WD || ptype == P_RW) {
-            meta.x_op = OP_CMP;
-            meta.who_op = OP_RD;
-        } else if ((ptype == P_GRANT && hdr.recirc.pend == 1) || ph_probe3 == 1) {
-            meta.x_op = OP_RD;
-            meta.who_op = OP_RD;
-        }
         /* The grant walk sends the grant decided in the pass before (ans_grant_pending) here,
          * before the pool's flags block reads the examined slot's flags into pflags; the pool's
          * blocks read the pending slot's txn, client, lease and timestamp (hd_idx) into the
@@ -2256,9 +2206,31 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.hd_idx = hdr.recirc.pslot;
             ans_grant_pending();
             h_pend_lo();
+        } else if (ptype == P_WRITE) {
+            /* the writing pass's grant number, which hold_wr writes (0: it waits) */
+            if (meta.resub.grant == 1) {
+                hdr.recirc.pseq_lo = meta.resub.seq;
+            } else {
+                hdr.recirc.pseq_lo = 0;
+            }
         }
-        POOL_TXN
-        POOL_WHO
+        /* The blocks chosen by the pass's conditions in place (an op code computed first
+         * would be a stage of its own before each block). */
+        if (ptype == P_WRITE) {
+            txn_hi_wr.execute(meta.hd_idx);
+            txn_lo_wr.execute(meta.hd_idx);
+            ip_wr.execute(meta.hd_idx);
+            port_wr.execute(meta.hd_idx);
+            tenant_wr.execute(meta.hd_idx);
+        } else if (REL_GO || ptype == P_WD || ptype == P_RW) {
+            meta.txn_hi_ok = txn_hi_cmp.execute(meta.hd_idx);
+            meta.txn_lo_ok = txn_lo_cmp.execute(meta.hd_idx);
+            POOL_WHO_RD
+        } else if ((ptype == P_GRANT && hdr.recirc.pend == 1) || ph_probe3 == 1) {
+            hdr.a_nl.txn[63:32] = txn_hi_rd.execute(meta.hd_idx);
+            hdr.a_nl.txn[31:0] = txn_lo_rd.execute(meta.hd_idx);
+            POOL_WHO_RD
+        }
         if (ptype == P_GRANT && hdr.recirc.pend == 1) {
             ans_slot_client();
         }
@@ -2269,30 +2241,29 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* The grant number written and the slot written, chosen by the pass type alone (the
          * writing pass and a grant walk's pending grant exclude the other branches below), so
          * that they do not wait for the txn comparison or the floor. */
-        /* hold_wr writes recirc.pseq_lo: the pending grant's number, or the writing pass's. */
-        if (ptype == P_WRITE) {
-            hdr.recirc.pseq_lo = 0;
-            if (meta.resub.grant == 1) {
-                hdr.recirc.pseq_lo = meta.resub.seq;
-            }
-        }
+        /* hold_wr writes recirc.pseq_lo: the pending grant's number, or the writing pass's
+         * (above, with the pending grant's answer). */
         /* The grant decided in the pass before: at its slot (hd_idx, above), its number
          * recirc.pseq_lo. */
-        if (ptype == P_WRITE) {
-            meta.hd_op = OP_WR;
-        } else if (REL_GO && meta.pre_ok == 1 && TXN_OK) {
-            if (ptype == P_REL) { meta.hd_op = OP_REL; } else { meta.hd_op = OP_TCH; }
-        } else if (ptype == P_GRANT && hdr.recirc.pend == 1) {
-            meta.hd_op = OP_WR;
-        } else if (ptype == P_RW || ph_probe3 == 1) {
+        if (ptype == P_RW || ph_probe3 == 1) {
             /* hold_rel as a read: the grant number it compares with is 0 (the request's token
              * is not the slot's holder's; an acquire's token bits must not clear a hold) */
-            meta.hd_op = OP_RD;
             meta.tseq_lo = 0;
-        } else if (ph_probe2 == 1) {
-            meta.hd_op = OP_GTS;
         }
-        POOL_HOLD
+        if (ptype == P_WRITE || (ptype == P_GRANT && hdr.recirc.pend == 1)) {
+            hold_wr.execute(meta.hd_idx);
+        } else if (REL_GO && meta.pre_ok == 1 && TXN_OK) {
+            if (ptype == P_REL) {
+                SV_SEQ = hold_rel.execute(meta.hd_idx); /* the grant number before */
+                if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; } else { meta.valid = 0; }
+            } else {
+                meta.valid = hold_touch.execute(meta.hd_idx);
+            }
+        } else if (ptype == P_RW || ph_probe3 == 1) {
+            hdr.recirc.pseq_lo = hold_rel.execute(meta.hd_idx); /* SV_SEQ; tseq_lo 0: releases nothing */
+        } else if (ph_probe2 == 1) {
+            hdr.admin.gts = hold_gts.execute(meta.hd_idx);
+        }
 
         /* ================= stage: the pool's flags, lease and timestamp ================= */
         if (ptype == P_WRITE) {
@@ -3298,6 +3269,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.value_lo = hdr.recirc.a_lo;
                 meta.reply = 1;
             }
+        } else if (badreq == 1) {
+            /* a bad request (its ptype is 0): rejected */
+            ans_echo(OP_REJECT, 0, ST_BADREQ);
         } else if (ptype == P_SEND) {
             /* ---- an answer decided in the pass before ---- */
             if (hdr.recirc.send == SEND_ACK) {
