@@ -547,9 +547,6 @@ struct metadata_t {
     slot_t  at_ch0;
     slot_t  at_ch1;
     /* register action ops (0: not used in this pass) */
-    bit<3>  fl_op;
-    bit<3>  ls_op;
-    bit<3>  ts_op;
     /* register action inputs */
     bit<32> n_flags;
     bit<32> fp;        /* ended: the request's fingerprint, bits 1:0 clear (seen; + 1 ended,
@@ -657,15 +654,6 @@ const bit<2> K_ROUTE = 0;
 const bit<2> K_LOCK  = 1;
 const bit<2> K_PB    = 2;
 const bit<2> K_ADMIN = 3;
-
-/* Register action selectors (meta.*_op). */
-const bit<3> OP_RD  = 1;   /* read */
-const bit<3> OP_WR  = 2;   /* write */
-const bit<3> OP_CMP = 3;   /* compare (txn halves) */
-const bit<3> OP_REL = 4;   /* s_hold: validate and clear; s_flags: done */
-const bit<3> OP_TCH = 5;   /* s_hold: validate and touch */
-const bit<3> OP_WDR = 6;   /* s_flags: withdraw */
-const bit<3> OP_GTS = 7;   /* s_hold: read the grant time */
 
 /* ---- Ingress parser ---- */
 parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
@@ -894,29 +882,6 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     hdr.a_ip.dip = ip_rd.execute(meta.hd_idx); \
     meta.rd_port = port_rd.execute(meta.hd_idx); \
     meta.rd_tenant = tenant_rd.execute(meta.hd_idx);
-#define POOL_FLAGS \
-    if (meta.fl_op == OP_RD) { \
-        hdr.recirc.pflags = flags_rd.execute(meta.sl_idx); \
-    } else if (meta.fl_op == OP_WR) { \
-        hdr.recirc.pflags = flags_wr.execute(meta.sl_idx); \
-    } else if (meta.fl_op == OP_REL) { \
-        hdr.recirc.pflags = flags_done.execute(meta.sl_idx); \
-    } else if (meta.fl_op == OP_WDR) { \
-        hdr.recirc.pflags = flags_wdraw.execute(meta.sl_idx); \
-    } \
-    if (meta.ls_op == OP_RD) { \
-        hdr.a_nl.lease = lease_rd.execute(meta.hd_idx); \
-    } else if (meta.ls_op == OP_WR) { \
-        hdr.a_nl.lease = lease_wr.execute(meta.hd_idx); \
-    } \
-    if (meta.ts_op == OP_RD) { \
-        hdr.a_nl.ts[63:32] = ts_hi_rd.execute(meta.hd_idx); \
-        hdr.a_nl.ts[31:0] = ts_lo_rd.execute(meta.hd_idx); \
-    } else if (meta.ts_op == OP_WR) { \
-        ts_hi_wr.execute(meta.hd_idx); \
-        ts_lo_wr.execute(meta.hd_idx); \
-    }
-
 /* The queue positions of one level, per lock: head, tail, gnext (16-bit positions, as
  * p4/netlock.p4's LevelQueue). NL is the level, NH/NT/NG the registers' names. The worked
  * level's size is meta.size.
@@ -1708,9 +1673,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.lease = 0;
     }
     /* A grant to the request in the slot view (its token: the caller's), the slot's lease as
-     * POOL_FLAGS read or wrote it (a_nl.lease): the writing pass's to the requester
+     * the pool's flags block read or wrote it (a_nl.lease): the writing pass's to the requester
      * (ans_grant, its ts the caller's), a retry walk's or a force-release's to the slot's
-     * client (ans_grant_slot, its ts the slot's, read by POOL_FLAGS). */
+     * client (ans_grant_slot, its ts the slot's, read by the pool's flags block). */
     action ans_grant_to(bit<8> fwd) {
         ans_client(OP_GRANT, fwd);
         hdr.a_nl.mode = SV_MODE;
@@ -1990,9 +1955,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.lease = min(hdr.nl.lease, meta.max_lease);
             }
         }
-        meta.fl_op = 0;
-        meta.ls_op = 0;
-        meta.ts_op = 0;
         meta.valid = 0;
         meta.found = 0;
         meta.pre_ok = 0;
@@ -2266,45 +2228,45 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: the pool's flags, lease and timestamp ================= */
+        /* Chosen by the pass's conditions in place, as the blocks above. The slot view's flags
+         * (pflags): the slot's as the flags block reads or writes them, else the request's
+         * (live). */
         if (ptype == P_WRITE) {
-            meta.fl_op = OP_WR;
-            meta.ls_op = OP_WR;
-            meta.ts_op = OP_WR;
-        } else if (ptype == P_REL && meta.tlevel != 2) {
-            if (meta.valid == 1) { meta.fl_op = OP_REL; } else { meta.fl_op = OP_RD; }
-            meta.ts_op = OP_RD;
-        } else if (ptype == P_PROBE && meta.tlevel != 2) {
-            /* A valid lease-probe renews the lease (if it asks for one) and the timestamp. */
-            meta.ls_op = OP_RD;
-            if (meta.valid == 1 && hdr.nl.lease != 0) {
-                meta.ls_op = OP_WR;
-            }
-            if (meta.valid == 1 && has_ts == 1) {
-                meta.ts_op = OP_WR;
-            }
-        } else if (ptype == P_WD) {
-            if (TXN_OK) { meta.fl_op = OP_WDR; } else { meta.fl_op = OP_RD; }
-        } else if (ptype == P_RW || ph_probe3 == 1) {
-            meta.fl_op = OP_RD;
-            meta.ls_op = OP_RD;
-            meta.ts_op = OP_RD;
-        } else if (ptype == P_GRANT) {
-            /* the examined slot's flags (sl_idx); the pending grant's lease and timestamp
-             * (hd_idx) */
-            if (examine == 1) { meta.fl_op = OP_RD; }
-            if (hdr.recirc.pend == 1) {
-                meta.ls_op = OP_RD;
-                meta.ts_op = OP_RD;
-            }
-        } else if (ptype == P_CLEAN && hdr.recirc.cleft > 0) {
-            meta.fl_op = OP_RD;
+            hdr.recirc.pflags = flags_wr.execute(meta.sl_idx);
+        } else if (ptype == P_REL && meta.tlevel != 2 && meta.valid == 1) {
+            hdr.recirc.pflags = flags_done.execute(meta.sl_idx);
+        } else if (ptype == P_WD && TXN_OK) {
+            hdr.recirc.pflags = flags_wdraw.execute(meta.sl_idx);
+        } else if ((ptype == P_REL && meta.tlevel != 2) || ptype == P_WD || ptype == P_RW ||
+                ph_probe3 == 1 || examine == 1 || (ptype == P_CLEAN && hdr.recirc.cleft > 0)) {
+            /* the examined slot's (sl_idx) in a grant walk */
+            hdr.recirc.pflags = flags_rd.execute(meta.sl_idx);
+        } else {
+            /* SS_LIVE ++ mode ++ prio ++ fwd in one write (four slices written one after the
+             * other are four stages to bf-p4c) */
+            hdr.recirc.pflags = meta.n_flags | ((bit<32>)SS_LIVE << 24);
         }
-        /* The slot view's flags: the request's (live) unless POOL_FLAGS reads the slot's. */
-        SV_STATE = SS_LIVE;
-        SV_MODE = hdr.nl.mode;
-        SV_PRIO = hdr.nl.prio;
-        SV_FWD = meta.rq_fwd;
-        POOL_FLAGS
+        /* A valid lease-probe renews the lease (if it asks for one) and the timestamp; the
+         * grant walk reads the pending grant's (hd_idx). */
+        if (ptype == P_WRITE) {
+            hdr.a_nl.lease = lease_wr.execute(meta.hd_idx);
+        } else if (ptype == P_PROBE && meta.tlevel != 2) {
+            if (meta.valid == 1 && hdr.nl.lease != 0) {
+                hdr.a_nl.lease = lease_wr.execute(meta.hd_idx);
+            } else {
+                hdr.a_nl.lease = lease_rd.execute(meta.hd_idx);
+            }
+        } else if (ptype == P_RW || ph_probe3 == 1 || (ptype == P_GRANT && hdr.recirc.pend == 1)) {
+            hdr.a_nl.lease = lease_rd.execute(meta.hd_idx);
+        }
+        if (ptype == P_WRITE || (ptype == P_PROBE && meta.tlevel != 2 && meta.valid == 1 && has_ts == 1)) {
+            ts_hi_wr.execute(meta.hd_idx);
+            ts_lo_wr.execute(meta.hd_idx);
+        } else if ((ptype == P_REL && meta.tlevel != 2) || ptype == P_RW || ph_probe3 == 1 ||
+                (ptype == P_GRANT && hdr.recirc.pend == 1)) {
+            hdr.a_nl.ts[63:32] = ts_hi_rd.execute(meta.hd_idx);
+            hdr.a_nl.ts[31:0] = ts_lo_rd.execute(meta.hd_idx);
+        }
         if (ptype == P_WD && TXN_OK && SV_STATE == SS_LIVE) {
             meta.found = 1;
             SV_STATE = SS_WDRAWN;
@@ -2947,7 +2909,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.gt != 0) {   /* SV_SEQ > tok_lo */
                         hi = hi - 1;
                     }
-                    ans_grant_slot();   /* its ts the slot's, read by POOL_FLAGS */
+                    ans_grant_slot();   /* its ts the slot's, read by the pool's flags block */
                     hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, SV_SEQ);
                     h_rw_lo();
                 }
@@ -2997,7 +2959,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 if (forced == 1) {
                     /* Tell the old holder its lease ended (lockcore's expiry answer). */
-                    ans_grant_slot();   /* its ts the slot's, read by POOL_FLAGS */
+                    ans_grant_slot();   /* its ts the slot's, read by the pool's flags block */
                     hdr.a_nl.token_hi = hdr.nl.token_hi;
                     hdr.a_nl.token_lo = hdr.nl.token_lo;
                     hdr.a_nl.op = OP_REJECT;
@@ -3038,7 +3000,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.recirc.pslot = slot_pend.get({meta.sl_idx});
                     hdr.recirc.pseq_hi = meta.tok_hi;
                     hdr.recirc.pseq_lo = meta.tok_lo;
-                    /* recirc.pflags: the slot's mode, priority and forwarded flag (POOL_FLAGS);
+                    /* recirc.pflags: the slot's mode, priority and forwarded flag (the flags block);
                      * its txn, client, lease and timestamp: read by the next pass */
                 }
                 /* Tofino's gateways: no != under an || beside other terms ("gateway condition too
@@ -3138,7 +3100,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ptype == P_PROBE) {
             /* ---- lease-probe ---- */
             if (meta.valid == 1) {
-                ans_reply(OP_PROBE, FL_REPLY, 0);   /* the lease as POOL_FLAGS read or renewed it */
+                ans_reply(OP_PROBE, FL_REPLY, 0);   /* the lease as the pool's flags block read or renewed it */
             } else {
                 ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
             }
