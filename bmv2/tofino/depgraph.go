@@ -25,7 +25,9 @@ import (
 //     header's validity is a field of its own ($valid).
 //   - Two tables exclude each other when they are in different branches of one if or switch
 //     (as written: bf-p4c knows no other exclusivity). Statements after an if whose branch
-//     always exits run in the if's other branch (bf-p4c's tables after it are that branch).
+//     always exits run in the if's other branch (bf-p4c's tables after it are that branch),
+//     no earlier than the exiting branch's tables when that is the then branch (bf-p4c merges
+//     the gateway into its table).
 //   - A table that reads (by the crossbar or in an action) or writes what an earlier table not
 //     excluding it writes goes at least one stage after it (IXBAR_READ, ACTION_READ, OUTPUT); a
 //     table that writes what an earlier one reads goes no earlier than it (the anti
@@ -136,7 +138,7 @@ func TableGraph(ctl *front.ControlDecl, consts map[front.Expr]front.Value) (*Gra
 
 // graphModel turns rules of the model off, for the tests' negative controls.
 type graphModel struct {
-	noActionRead, noOutput, noExclusive, noZeroInit, noExitElse, noNextTable, noArmWrites bool
+	noActionRead, noOutput, noExclusive, noZeroInit, noExitElse, noExitFloor, noNextTable, noArmWrites bool
 	// bitSlices takes a slice for its bits of the field, not the whole field
 	bitSlices bool
 }
@@ -168,6 +170,9 @@ type graphBuilder struct {
 	// top; alias maps its parameters to the arguments it was applied with.
 	inst  string
 	alias map[*front.Param]string
+	// after are tables that every table added now goes no earlier than (the exiting branch
+	// of an if that what follows it runs after)
+	after []*Table
 }
 
 // stmts adds the tables of an apply block's statements.
@@ -227,8 +232,12 @@ func alwaysExits(s front.Stmt) bool {
 }
 
 func (b *graphBuilder) table(kind TKind, name string, p front.Pos) *Table {
-	return &Table{Name: name, Kind: kind, P: p, match: fields{}, action: fields{},
+	t := &Table{Name: name, Kind: kind, P: p, match: fields{}, action: fields{},
 		writes: fields{}, arms: append([]arm(nil), b.arms...), ctl: b.ctl}
+	for _, u := range b.after {
+		t.in = append(t.in, edge{from: u, kind: DepControl})
+	}
+	return t
 }
 
 // run adds the table of one run of statements.
@@ -464,9 +473,25 @@ func (b *graphBuilder) ifStmt(s *front.IfStmt, rest []front.Stmt, restThen bool)
 		}
 		branches[i] = append(append([]front.Stmt(nil), branches[i]...), rest...)
 	}
+	var exiting []*Table
 	for i, ss := range branches {
+		after := b.after
+		if i == 1 && len(rest) > 0 && !restThen && !b.m.noExitFloor {
+			// bf-p4c merges the gateway into the then branch's table, which exits: what
+			// follows runs on its false branch, no earlier than it.
+			b.after = append(append([]*Table(nil), after...), exiting...)
+		}
+		start := len(b.g.Tables)
 		if err := b.branch(sel, arm{pt, i}, ss); err != nil {
 			return err
+		}
+		b.after = after
+		if i == 0 {
+			for _, t := range b.g.Tables[start:] {
+				if t.ctl == sel {
+					exiting = append(exiting, t)
+				}
+			}
 		}
 	}
 	return nil

@@ -1906,12 +1906,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
         tok_diff();
         tok_room();
+        /* t_in: the token names a level (tlevel != 2), as a flag: a != in a condition that
+         * ORs several tests is "gateway condition too complex" to bf-p4c (1c9e8e9). */
+        bit<1> t_in;
         if (meta.t_off != 0) {
             meta.tlevel = 0;
+            t_in = 1;
         } else if (meta.left != 0) {
             meta.tlevel = 1;
+            t_in = 1;
         } else {
             meta.tlevel = 2;
+            t_in = 0;
         }
         if (meta.kind != K_ROUTE) {
             if (meta.hit == 1) {
@@ -2139,7 +2145,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         slot_abs(sl);
         /* A release's or lease-probe's token names a level: tested in place, as REL_GO (a flag
          * copied from it would be a stage of its own before every test of it). */
-#define REL_GO ((ptype == P_REL || ptype == P_PROBE) && meta.tlevel != 2)
+#define REL_GO ((ptype == P_REL || ptype == P_PROBE) && t_in == 1)
         /* The request the pool blocks write or compare with. */
         /* mode ++ prio ++ fwd in one container (the hash unit puts it together: an action reads
          * at most two containers into one), the state SS_LIVE ORed in by flags_wr */
@@ -2233,11 +2239,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * (live). */
         if (ptype == P_WRITE) {
             hdr.recirc.pflags = flags_wr.execute(meta.sl_idx);
-        } else if (ptype == P_REL && meta.tlevel != 2 && meta.valid == 1) {
+        } else if (ptype == P_REL && t_in == 1 && meta.valid == 1) {
             hdr.recirc.pflags = flags_done.execute(meta.sl_idx);
         } else if (ptype == P_WD && TXN_OK) {
             hdr.recirc.pflags = flags_wdraw.execute(meta.sl_idx);
-        } else if ((ptype == P_REL && meta.tlevel != 2) || ptype == P_WD || ptype == P_RW ||
+        } else if ((ptype == P_REL && t_in == 1) || ptype == P_WD || ptype == P_RW ||
                 ph_probe3 == 1 || examine == 1 || (ptype == P_CLEAN && hdr.recirc.cleft > 0)) {
             /* the examined slot's (sl_idx) in a grant walk */
             hdr.recirc.pflags = flags_rd.execute(meta.sl_idx);
@@ -2250,7 +2256,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * grant walk reads the pending grant's (hd_idx). */
         if (ptype == P_WRITE) {
             hdr.a_nl.lease = lease_wr.execute(meta.hd_idx);
-        } else if (ptype == P_PROBE && meta.tlevel != 2) {
+        } else if (ptype == P_PROBE && t_in == 1) {
             if (meta.valid == 1 && hdr.nl.lease != 0) {
                 hdr.a_nl.lease = lease_wr.execute(meta.hd_idx);
             } else {
@@ -2259,10 +2265,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ptype == P_RW || ph_probe3 == 1 || (ptype == P_GRANT && hdr.recirc.pend == 1)) {
             hdr.a_nl.lease = lease_rd.execute(meta.hd_idx);
         }
-        if (ptype == P_WRITE || (ptype == P_PROBE && meta.tlevel != 2 && meta.valid == 1 && has_ts == 1)) {
+        if (ptype == P_WRITE || (ptype == P_PROBE && t_in == 1 && meta.valid == 1 && has_ts == 1)) {
             ts_hi_wr.execute(meta.hd_idx);
             ts_lo_wr.execute(meta.hd_idx);
-        } else if ((ptype == P_REL && meta.tlevel != 2) || ptype == P_RW || ph_probe3 == 1 ||
+        } else if ((ptype == P_REL && t_in == 1) || ptype == P_RW || ph_probe3 == 1 ||
                 (ptype == P_GRANT && hdr.recirc.pend == 1)) {
             hdr.a_nl.ts[63:32] = ts_hi_rd.execute(meta.hd_idx);
             hdr.a_nl.ts[31:0] = ts_lo_rd.execute(meta.hd_idx);
