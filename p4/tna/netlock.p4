@@ -1433,10 +1433,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     /* ---- Helpers ---- */
+    /* Drops the packet (and what it carries: a dropped packet reaches no egress, so an
+     * answer built in it goes nowhere; no write of the answer's validity here, which would
+     * order every drop after the answer's setValid: an output dependency to bf-p4c). */
     action drop_count(bit<32> reason) {
         nl_drops.count(reason);
         ig_dprsr_md.drop_ctl = 1;
-        ANS_INVALID;
     }
 
     action use_level0() {
@@ -1770,7 +1772,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.o_res = off_res.get({meta.off15});
         h_o_cur();   /* slot_t is 32 bits at the default sizes */
         h_o_ch();
-        ANS_VALID;    /* the answer is built here; invalid again unless sent */
         hdr.kind.setInvalid();
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
             /* A raw frame from the controller. */
@@ -1784,6 +1785,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             drop_count(DR_CHECKSUM);
             exit;
         }
+        /* The answer is built here; invalid again unless sent. After the exits: the raw
+         * frame's branch invalidates it, and a write of the same fields before would be a
+         * stage before everything that follows (bf-p4c: an output dependency). */
+        ANS_VALID;
         /* The switch's clock in microseconds, low 32 bits: the MAC timestamp (ns) times
          * 2^-10 + 2^-16 + 2^-17 + 2^-21 = 0.99993/1000 (Tofino cannot divide by 1000).
          * Computed after the exits above: bf-p4c nests what follows an if that exits in the
