@@ -1875,6 +1875,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                      meta.in_port == CPU_PORT)) {
                 lock_table.apply();
             }
+            /* The lock's server, looked up as soon as the lock's entry is there, not after the
+             * checks that decide the kind (a stage fewer): its fields are read only in the
+             * passes the checks keep (a lock, push-back or admin request). */
+            if (meta.hit == 1) {
+                lock_servers.apply();
+            }
             if (hdr.nl.op == OP_ACQUIRE || hdr.nl.op == OP_RELEASE || hdr.nl.op == OP_PROBE) {
                 if (meta.rack_ok == 1) {
                     meta.kind = K_LOCK;
@@ -1925,9 +1931,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             t_in = 0;
         }
         if (meta.kind != K_ROUTE) {
-            if (meta.hit == 1) {
-                lock_servers.apply();
-            }
             if (meta.kind == K_LOCK && (meta.hit == 0 || meta.srv_ok == 0)) {
                 meta.kind = K_ROUTE;
             } else if (meta.kind == K_PB && (meta.hit == 0 || meta.srv_ok == 0)) {
