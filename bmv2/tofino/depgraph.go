@@ -18,26 +18,37 @@ import (
 //   - The tables are the ones bf-p4c places. A run of an apply block's statements that p4c
 //     makes one action (front.SplitRuns) is a table of its own (tbl_<file><line>), as is an
 //     action called from the apply block (tbl_<action>); a table applied is itself; an if is a
-//     gateway (cond-<line>) that the tables of its branches run under.
+//     gateway (cond-<line>) that the tables of its branches run under; a control applied is
+//     inlined. An assignment of 0 to a metadata field or local that no table wrote before is no
+//     instruction (bf-p4c's RemoveMetadataInits: the parser zeroes metadata).
 //   - A table reads what its key, its conditions, the inputs of its hashes, register actions
 //     (index and apply body), meters and counters name (the crossbar's reads) and what its
-//     actions read; it writes what its actions write. Fields are whole: a slice is its field, a
-//     header's validity is a field of its own ($valid).
-//   - Two tables exclude each other when they are in different branches of one if or switch
-//     (as written: bf-p4c knows no other exclusivity). Statements after an if whose branch
-//     always exits run in the if's other branch (bf-p4c's tables after it are that branch),
-//     no earlier than the exiting branch's tables when that is the then branch (bf-p4c merges
-//     the gateway into its table).
+//     actions read; it writes what its actions write. Fields are whole: a slice is its field
+//     (bf-p4c orders two writes of slices of one container), a header's validity is a field
+//     of its own ($valid).
+//   - Two tables exclude each other when they are in different branches of one if or switch,
+//     or of a table's hit and miss (as written: bf-p4c knows no other exclusivity). After a
+//     table's miss only its default action has run if it is const, after a case of its
+//     action_run only that action. Statements after an if whose branch always exits run in the
+//     if's other branch (bf-p4c's tables after it are that branch), no earlier than the
+//     exiting branch's tables when that is the then branch (bf-p4c merges the gateway into its
+//     table).
 //   - A table that reads (by the crossbar or in an action) or writes what an earlier table not
 //     excluding it writes goes at least one stage after it (IXBAR_READ, ACTION_READ, OUTPUT); a
 //     table that writes what an earlier one reads goes no earlier than it (the anti
-//     dependencies); a table goes no earlier than the gateway or table it runs under.
+//     dependencies); a table goes no earlier than the gateway or table it runs under. When a
+//     table depends on one under an earlier table of its sequence, the table of the sequence
+//     that holds it goes no earlier than every table under that one (bf-p4c's
+//     add_logical_deps_from_control_deps: a sequence runs in order by next-table propagation).
 //
 // Stages is the critical path: the stages of the longest chain, the figure bf-p4c prints as
-// its "Table dependency chains" and that a layout needs at least. Not modelled: bf-p4c's
-// splitting of gateways it cannot place in one ($split), the copies it makes of tables run
-// from several places, its midend's copy propagation, and the predication of ifs inside
-// actions (an action's if is its reads, both branches' writes).
+// "Critical path length through the table dependency graph" (table_summary.log), which no
+// layout of one pass beats. Not modelled: bf-p4c's splitting of gateways it cannot place in
+// one ($split) and of actions that read more than two containers into one, the tables it adds
+// for the checksums of invalidated headers, the copies it makes of tables run from several
+// places, its midend's copy propagation, the predication of ifs inside actions (an action's if
+// is its reads, both branches' writes), and output dependencies of fields its PHV allocation
+// puts in one container.
 
 // TKind says what a table of the graph is.
 type TKind uint8
@@ -124,9 +135,7 @@ func (g *Graph) Chain() []*Table {
 	for t := last; t != nil; t = t.By {
 		c = append(c, t)
 	}
-	for i, j := 0, len(c)-1; i < j; i, j = i+1, j-1 {
-		c[i], c[j] = c[j], c[i]
-	}
+	slices.Reverse(c)
 	return c
 }
 
