@@ -821,29 +821,13 @@ func (b *graphBuilder) call(call *front.CallExpr, t *Table, into fields) error {
 		b.reads(a.Value, t, t.match)
 	}
 	if inst := instanceOf(m.X); inst != nil && m.Name == "execute" {
-		for _, fn := range inst.Init {
-			if fn.Body == nil {
-				continue
+		applyBodyReads(inst, func(e front.Expr) bool {
+			f, ok := b.fieldOf(e)
+			if ok {
+				t.match.add(f)
 			}
-			local := map[string]bool{}
-			for _, p := range fn.Params {
-				local[p.Name] = true
-			}
-			covered := map[front.Expr]bool{} // what a field read holds: InspectDecl visits it after
-			front.InspectDecl(fn, func(e front.Expr) {
-				if covered[e] {
-					return
-				}
-				if root := rootParam(e); root != nil && !local[root.Name] {
-					if f, ok := b.fieldOf(e); ok {
-						t.match.add(f)
-						for x := e; x != nil; x = inner(x) {
-							covered[x] = true
-						}
-					}
-				}
-			})
-		}
+			return ok
+		})
 	}
 	return nil
 }

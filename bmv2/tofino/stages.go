@@ -837,31 +837,15 @@ func (a *analysis) execute(inst *front.InstanceDecl, call *front.CallExpr, st *s
 			o.Actions = append(o.Actions, inst.Name)
 		}
 		// The apply body reads the control's values (metadata) besides its parameters.
-		for _, fn := range inst.Init {
-			if fn.Body == nil {
-				continue
+		applyBodyReads(inst, func(e front.Expr) bool {
+			p, ok := a.path(e, ctx{})
+			if ok {
+				v := st.get(p)
+				v.f = v.f.value()
+				in = in.join(v)
 			}
-			local := map[string]bool{}
-			for _, p := range fn.Params {
-				local[p.Name] = true
-			}
-			covered := map[front.Expr]bool{}
-			front.Inspect(&front.Program{Decls: []front.Decl{fn}}, func(e front.Expr) {
-				if covered[e] {
-					return
-				}
-				if root := rootParam(e); root != nil && !local[root.Name] {
-					if p, ok := a.path(e, ctx{}); ok {
-						v := st.get(p)
-						v.f = v.f.value()
-						in = in.join(v)
-						for x := e; x != nil; x = inner(x) {
-							covered[x] = true
-						}
-					}
-				}
-			})
-		}
+			return ok
+		})
 		a.use(o, in, call.P)
 		return opResult(o, 0), nil
 	case "Meter", "DirectMeter", "Lpf", "Wred":
@@ -873,6 +857,32 @@ func (a *analysis) execute(inst *front.InstanceDecl, call *front.CallExpr, st *s
 		return opResult(o, 0), nil
 	}
 	return in, nil
+}
+
+// applyBodyReads calls read with each value a register action's apply body reads besides its
+// parameters (a field of the control's parameters), outermost first: when read takes it (returns
+// true), the expressions it holds are not visited.
+func applyBodyReads(inst *front.InstanceDecl, read func(front.Expr) bool) {
+	for _, fn := range inst.Init {
+		if fn.Body == nil {
+			continue
+		}
+		local := map[string]bool{}
+		for _, p := range fn.Params {
+			local[p.Name] = true
+		}
+		covered := map[front.Expr]bool{}
+		front.InspectDecl(fn, func(e front.Expr) {
+			if covered[e] {
+				return
+			}
+			if root := rootParam(e); root != nil && !local[root.Name] && read(e) {
+				for x := e; x != nil; x = inner(x) {
+					covered[x] = true
+				}
+			}
+		})
+	}
 }
 
 // opInput is the input of an operation reading in (values) under the guard g: folded, the
