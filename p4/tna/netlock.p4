@@ -2530,11 +2530,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ph_probe2 == 1) {
             meta.dv = done_rd.execute(meta.idx);
         }
-        bit<8> qop0 = qoo;
-        bit<8> qop1 = qop;
+        bit<8> qop0;   /* each written once (a default overridden is a stage to bf-p4c) */
+        bit<8> qop1;
         if (meta.level == 0) {
             qop0 = qop;
             qop1 = qoo;
+        } else {
+            qop0 = qoo;
+            qop1 = qop;
         }
         bit<16> r0 = 0;
         bit<16> r1 = 0;
@@ -2719,10 +2722,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (w0 == 0 && w1 == 0) { wany = 1w0; }
 
         /* ================= stage: the grant counter ================= */
-        bit<8> next_seq = 8w0;
-        if ((take == 1 || examine == 1) && meta.grant == 1) { next_seq = 8w1; }
+        /* The pass takes the next grant number (tested in place, as REL_GO). */
+#define NEXT_SEQ ((take == 1 || examine == 1) && meta.grant == 1)
         bit<1> tb_raise = 0;
-        if (next_seq == 1) {
+        if (NEXT_SEQ) {
             meta.tok_lo = tok_next.execute(meta.idx);
         } else if ((ptype == P_WRITE && meta.resub.grant == 1) || ptype == P_RW || ad == AD_PROBE || ad == AD_RESET ||
                    ad == AD_TBASE) {
@@ -2730,22 +2733,22 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (adm2 == 1 && ph == PH_TBASE2) {
             tok_set.execute(meta.idx);
         }
-        bit<1> carry = 0;
-        if (next_seq == 1) {
-            if (meta.tok_lo == 0xffffffff) {
-                carry = 1;
-                meta.tok_lo = 1;
-            } else {
-                meta.tok_lo = meta.tok_lo + 1;
-            }
-        }
-        if (carry == 1) {
+        /* The high half goes up with a carry out of the low half (the low half as read, before
+         * the increment below, tested in place: a carry flag would be a stage of its own). */
+        if (NEXT_SEQ && meta.tok_lo == 0xffffffff) {
             meta.tok_hi = tokhi_inc.execute(meta.idx);
-        } else if (next_seq == 1 || (ptype == P_WRITE && meta.resub.grant == 1) || ptype == P_RW || ad == AD_PROBE ||
+        } else if (NEXT_SEQ || (ptype == P_WRITE && meta.resub.grant == 1) || ptype == P_RW || ad == AD_PROBE ||
                    ad == AD_RESET || ad == AD_TBASE) {
             meta.tok_hi = tokhi_rd.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_TBASE2) {
             tokhi_set.execute(meta.idx);
+        }
+        if (NEXT_SEQ) {
+            if (meta.tok_lo == 0xffffffff) {
+                meta.tok_lo = 1;
+            } else {
+                meta.tok_lo = meta.tok_lo + 1;
+            }
         }
 
         /* ================= stage: the tails ================= */

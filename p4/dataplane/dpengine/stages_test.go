@@ -158,8 +158,8 @@ func TestTofinoStagesFollowData(t *testing.T) {
 		return l
 	}
 	src := string(dataplane.TNA.Source)
-	from := "        if (carry == 1) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
-	to := "        if (next_seq == 2) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
+	from := "        if (NEXT_SEQ && meta.tok_lo == 0xffffffff) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
+	to := "        if (meta.grant == 2) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
 	if strings.Count(src, from) != 1 {
 		t.Fatalf("%q is not in p4/%s once: update the test", from, dataplane.TNA.File)
 	}
