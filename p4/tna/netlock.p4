@@ -2604,8 +2604,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: lk_state ================= */
-        bit<1> take = 1w0;
-        if (ptype == P_ACQ && acq_go == 1 && meta.ov == 0) { take = 1w1; }
+        /* An acquire takes a place at the lock (tested in place, as REL_GO). */
+#define TAKE (ptype == P_ACQ && acq_go == 1 && meta.ov == 0)
         if (ptype == P_REL || examine == 1 || ptype == P_WD) {
             meta.s_mode = SV_MODE;
         } else {
@@ -2639,19 +2639,20 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else {
             ST_LSTEP = 1;
         }
-        if (meta.s_mode == MODE_X && take == 1) {
+        if (meta.s_mode == MODE_X && TAKE) {
             if (meta.level == 0) { meta.st_wwait = 0x10000; } else { meta.st_wwait = 1; }
         } else {
             meta.st_wwait = 0;
         }
-        if (meta.s_mode == MODE_X && take == 0 && ph_probe2 == 0 && (examine == 1 || meta.found == 1)) {
+        /* (a walk's or a withdrawal's: not TAKE, whose ptype is P_ACQ) */
+        if (meta.s_mode == MODE_X && ph_probe2 == 0 && (examine == 1 || meta.found == 1)) {
             if (meta.level == 0) { meta.st_wstep = 0x10000; } else { meta.st_wstep = 1; }
         } else {
             meta.st_wstep = 0;
         }
         bit<1> compat = 0;
         bit<2> st_to = 0;   /* state_rel's answer: 1 nhold0 (a release), 2 xheld (a withdrawal) */
-        if (take == 1) {
+        if (TAKE) {
             meta.grant = state_take.execute(meta.idx);
         } else if (ptype == P_TRY && acq_go == 1) {
             compat = state_take.execute(meta.idx);
@@ -2695,7 +2696,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= stage: lk_wait ================= */
         bit<16> w0 = 0;
         bit<16> w1 = 0;
-        if (take == 1 && meta.grant == 0) {
+        if (TAKE && meta.grant == 0) {
             if (meta.level == 0) {
                 w0 = wait0_inc.execute(meta.idx);
                 w1 = wait1_rd.execute(meta.idx);
@@ -2723,7 +2724,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ================= stage: the grant counter ================= */
         /* The pass takes the next grant number (tested in place, as REL_GO). */
-#define NEXT_SEQ ((take == 1 || examine == 1) && meta.grant == 1)
+#define NEXT_SEQ ((TAKE || examine == 1) && meta.grant == 1)
         bit<1> tb_raise = 0;
         if (NEXT_SEQ) {
             meta.tok_lo = tok_next.execute(meta.idx);
@@ -2753,7 +2754,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ================= stage: the tails ================= */
         bit<8> top = 0;   /* 1 read, 2 enqueue, 4 clear */
-        if (take == 1) {
+        if (TAKE) {
             top = 2;
         } else if (ad == AD_PROBE) {
             top = 1;
@@ -2788,7 +2789,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         bit<3> gop = 0;    /* this level: 1 read, 2 set to g_arg, 3 follow the head, 4 clear */
         bit<3> goo = 0;    /* the other level: 1 read, 4 clear */
-        if (take == 1 && meta.grant == 1) {
+        if (TAKE && meta.grant == 1) {
             /* past the slot just taken and granted: the position after the tail before the
              * enqueue, computed here (a stateful ALU compare takes one PHV operand, and
              * QNEXT of a PHV value needs two: the position and the region's end) */
