@@ -1818,14 +1818,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else {
             meta.phase = PH_FRESH;
         }
-        /* binc_qe is cleared in both branches, not after them: as a table of its own there,
-         * bf-p4c ordered it before the rack table though they write no common field (an
-         * output dependency, 8993de2 to 79894f7; likely a container they share), a stage the
-         * model (bmv2/tofino.TableGraph) does not see. */
         if (hdr.recirc.isValid()) {
             meta.in_port = hdr.recirc.in_port;
             meta.wflags = hdr.recirc.wflags;
-            hdr.recirc.binc_qe = 0;
         } else {
             meta.in_port = ig_md.ingress_port;
             meta.wflags = 0;
@@ -1839,8 +1834,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.recirc.pend = 0;
             hdr.recirc.examine = 0;
             hdr.recirc.pclean = 0;
-            hdr.recirc.binc_qe = 0;
         }
+        hdr.recirc.binc_qe = 0;
         /* 64-bit equalities as two 32-bit ones, one gateway each: a Tofino gateway reads at most
          * 4 bytes and 12 bits of PHV (bf-p4c: "condition too complex, limit of 4 bytes + 12 bits
          * of PHV input exceeded", 2026-11-30 at 4933094). key_ok: the request carries the rack
