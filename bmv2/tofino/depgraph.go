@@ -358,16 +358,9 @@ func (b *graphBuilder) other(s front.Stmt) error {
 	case *front.IfStmt:
 		return b.ifStmt(s, nil, false)
 	case *front.SwitchStmt:
-		var sel *Table
-		if call := applyCall(s.Expr); call != nil {
-			var err error
-			if sel, err = b.apply(call); err != nil {
-				return err
-			}
-		} else {
-			sel = b.table(TMatch, fmt.Sprintf("switch-%d", s.P.Line), s.P)
-			b.reads(s.Expr, sel, sel.match)
-			b.place(sel)
+		sel, err := b.selector(s.Expr, TMatch, fmt.Sprintf("switch-%d", s.P.Line), s.P)
+		if err != nil {
+			return err
 		}
 		pt := b.point()
 		if sel.actWrites != nil && s.OnActionRun {
@@ -456,19 +449,26 @@ func (b *graphBuilder) inline(ctl *front.ControlDecl, call *front.CallExpr) erro
 	return err
 }
 
+// selector adds the table whose outcome an if or a switch tests: the table applied in e (its
+// hit, miss or action run), or one that matches on e (a gateway, a switch's table).
+func (b *graphBuilder) selector(e front.Expr, kind TKind, name string, p front.Pos) (*Table, error) {
+	if call := applyCall(e); call != nil {
+		return b.apply(call)
+	}
+	t := b.table(kind, name, p)
+	if err := b.reads(e, t, t.match); err != nil {
+		return nil, err
+	}
+	b.place(t)
+	return t, nil
+}
+
 // ifStmt adds an if's gateway (or the table whose hit or miss it tests) and its branches;
 // rest runs in the then branch (restThen) or the else branch.
 func (b *graphBuilder) ifStmt(s *front.IfStmt, rest []front.Stmt, restThen bool) error {
-	var sel *Table
-	if call := applyCall(s.Cond); call != nil {
-		var err error
-		if sel, err = b.apply(call); err != nil {
-			return err
-		}
-	} else {
-		sel = b.table(TGateway, fmt.Sprintf("cond-%d", s.P.Line), s.P)
-		b.reads(s.Cond, sel, sel.match)
-		b.place(sel)
+	sel, err := b.selector(s.Cond, TGateway, fmt.Sprintf("cond-%d", s.P.Line), s.P)
+	if err != nil {
+		return err
 	}
 	pt := b.point()
 	if sel.actWrites != nil {
@@ -576,7 +576,9 @@ func (b *graphBuilder) apply(call *front.CallExpr) (*Table, error) {
 	t := b.table(TMatch, b.inst+td.Name, call.P)
 	if p := td.Prop("key"); p != nil {
 		for _, k := range p.Keys {
-			b.reads(k.Expr, t, t.match)
+			if err := b.reads(k.Expr, t, t.match); err != nil {
+				return nil, err
+			}
 		}
 	}
 	t.actWrites = map[string]fields{}
@@ -664,14 +666,17 @@ func (b *graphBuilder) callEffects(call *front.CallExpr, t *Table) error {
 		if a == nil {
 			continue
 		}
-		if i < len(params) && params[i].Dir == front.DirOut {
-			b.writes(a.Value, t)
-			continue
+		if i < len(params) && (params[i].Dir == front.DirOut || params[i].Dir == front.DirInOut) {
+			if err := b.writes(a.Value, t); err != nil {
+				return err
+			}
+			if params[i].Dir == front.DirOut {
+				continue
+			}
 		}
-		if i < len(params) && params[i].Dir == front.DirInOut {
-			b.writes(a.Value, t)
+		if err := b.reads(a.Value, t, t.action); err != nil {
+			return err
 		}
-		b.reads(a.Value, t, t.action)
 	}
 	if body == nil {
 		return nil
@@ -693,17 +698,21 @@ func (b *graphBuilder) callEffects(call *front.CallExpr, t *Table) error {
 func (b *graphBuilder) effects(s front.Stmt, t *Table) error {
 	switch s := s.(type) {
 	case *front.AssignStmt:
-		b.writes(s.LHS, t)
-		return b.readsCall(s.RHS, t, t.action)
+		if err := b.writes(s.LHS, t); err != nil {
+			return err
+		}
+		return b.reads(s.RHS, t, t.action)
 	case *front.DeclStmt:
 		if v, ok := s.Decl.(*front.VarDecl); ok && v.Init != nil {
 			t.writes.add(field{b.varKey(v), 0, wholeField})
-			return b.readsCall(v.Init, t, t.action)
+			return b.reads(v.Init, t, t.action)
 		}
 	case *front.CallStmt:
-		return b.readsCall(s.Call, t, t.action)
+		return b.reads(s.Call, t, t.action)
 	case *front.IfStmt:
-		b.reads(s.Cond, t, t.action)
+		if err := b.reads(s.Cond, t, t.action); err != nil {
+			return err
+		}
 		for _, br := range []front.Stmt{s.Then, s.Else} {
 			for _, x := range stmtList(br) {
 				if err := b.effects(x, t); err != nil {
@@ -721,70 +730,63 @@ func (b *graphBuilder) effects(s front.Stmt, t *Table) error {
 	return nil
 }
 
-// readsCall adds what e reads to into, and what the calls in it read and write to t.
-func (b *graphBuilder) readsCall(e front.Expr, t *Table, into fields) error {
-	var err error
-	b.walk(e, t, into, &err)
-	return err
-}
-
-// reads adds what e reads to into (and what calls in it do to t).
-func (b *graphBuilder) reads(e front.Expr, t *Table, into fields) {
-	var err error
-	b.walk(e, t, into, &err)
-}
-
-// writes adds the field an assignment's left side names to t's writes.
-func (b *graphBuilder) writes(e front.Expr, t *Table) {
-	if f, ok := b.fieldOf(e); ok {
-		t.writes.add(f)
-	}
-	if x, ok := e.(*front.IndexExpr); ok {
-		b.reads(x.Index, t, t.action)
-	}
-}
-
-func (b *graphBuilder) walk(e front.Expr, t *Table, into fields, err *error) {
+// reads adds what e reads to into, and what the calls in it read and write to t.
+func (b *graphBuilder) reads(e front.Expr, t *Table, into fields) error {
 	switch e := e.(type) {
 	case nil:
 	case *front.NameExpr, *front.MemberExpr, *front.SliceExpr:
 		if f, ok := b.fieldOf(e); ok {
 			into.add(f)
-			return
+			return nil
 		}
 		switch e := e.(type) {
 		case *front.MemberExpr:
-			b.walk(e.X, t, into, err)
+			return b.reads(e.X, t, into)
 		case *front.SliceExpr:
-			b.walk(e.X, t, into, err)
+			return b.reads(e.X, t, into)
 		}
 	case *front.IndexExpr:
-		b.walk(e.X, t, into, err)
-		b.walk(e.Index, t, into, err)
+		return b.readsAll(t, into, e.X, e.Index)
 	case *front.CastExpr:
-		b.walk(e.X, t, into, err)
+		return b.reads(e.X, t, into)
 	case *front.UnaryExpr:
-		b.walk(e.X, t, into, err)
+		return b.reads(e.X, t, into)
 	case *front.BinaryExpr:
-		b.walk(e.X, t, into, err)
-		b.walk(e.Y, t, into, err)
+		return b.readsAll(t, into, e.X, e.Y)
 	case *front.TernaryExpr:
-		b.walk(e.Cond, t, into, err)
-		b.walk(e.Then, t, into, err)
-		b.walk(e.Else, t, into, err)
+		return b.readsAll(t, into, e.Cond, e.Then, e.Else)
 	case *front.ListExpr:
-		for _, x := range e.Elems {
-			b.walk(x, t, into, err)
-		}
+		return b.readsAll(t, into, e.Elems...)
 	case *front.StructExpr:
 		for _, x := range e.Fields {
-			b.walk(x.Value, t, into, err)
+			if err := b.reads(x.Value, t, into); err != nil {
+				return err
+			}
 		}
 	case *front.CallExpr:
-		if e2 := b.call(e, t, into); e2 != nil && *err == nil {
-			*err = e2
+		return b.call(e, t, into)
+	}
+	return nil
+}
+
+func (b *graphBuilder) readsAll(t *Table, into fields, es ...front.Expr) error {
+	for _, e := range es {
+		if err := b.reads(e, t, into); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// writes adds the field an assignment's left side names to t's writes.
+func (b *graphBuilder) writes(e front.Expr, t *Table) error {
+	if f, ok := b.fieldOf(e); ok {
+		t.writes.add(f)
+	}
+	if x, ok := e.(*front.IndexExpr); ok {
+		return b.reads(x.Index, t, t.action)
+	}
+	return nil
 }
 
 // call adds what a call reads and writes.
@@ -798,7 +800,9 @@ func (b *graphBuilder) call(call *front.CallExpr, t *Table, into fields) error {
 	m, _ := call.Fun.(*front.MemberExpr)
 	if m == nil {
 		for _, a := range call.Args {
-			b.reads(a.Value, t, into)
+			if err := b.reads(a.Value, t, into); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -818,7 +822,9 @@ func (b *graphBuilder) call(call *front.CallExpr, t *Table, into fields) error {
 	// crossbar, and a register action's apply body reads the control's fields besides its
 	// parameters the same way.
 	for _, a := range call.Args {
-		b.reads(a.Value, t, t.match)
+		if err := b.reads(a.Value, t, t.match); err != nil {
+			return err
+		}
 	}
 	if inst := instanceOf(m.X); inst != nil && m.Name == "execute" {
 		applyBodyReads(inst, func(e front.Expr) bool {

@@ -147,9 +147,6 @@ func TestTableGraph(t *testing.T) {
 func TestRealTableGraph(t *testing.T) {
 	bin := testenv.RealTool(t, "p4c-barefoot")
 	dir := t.TempDir()
-	if d := os.Getenv("KEEPDIR"); d != "" {
-		dir = d
-	}
 	for _, tc := range graphCases {
 		t.Run(tc.name, func(t *testing.T) {
 			src := filepath.Join(dir, tc.name+".p4")
