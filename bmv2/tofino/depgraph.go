@@ -2,6 +2,7 @@ package tofino
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
 	"path/filepath"
 	"slices"
@@ -150,6 +151,11 @@ type graphModel struct {
 	noActionRead, noOutput, noExclusive, noZeroInit, noExitElse, noExitFloor, noNextTable, noArmWrites bool
 	// bitSlices takes a slice for its bits of the field, not the whole field
 	bitSlices bool
+	// assume gives local variables a value: an if whose condition these decide (tests of
+	// such a variable against constants, with &&, || and !) keeps only its live branch.
+	assume map[string]uint64
+	// noFollow keeps only the assumed values, not the values of variables they decide
+	noFollow bool
 }
 
 func (m graphModel) build(ctl *front.ControlDecl, consts map[front.Expr]front.Value) (*Graph, error) {
@@ -157,6 +163,9 @@ func (m graphModel) build(ctl *front.ControlDecl, consts map[front.Expr]front.Va
 		return nil, fmt.Errorf("control %s has no apply block", ctl.Name)
 	}
 	b := &graphBuilder{g: &Graph{Control: ctl.Name, m: m}, m: m, consts: consts, written: fields{}}
+	if len(m.assume) > 0 {
+		b.env = passEnv{}
+	}
 	if err := b.stmts(ctl.Body.Stmts); err != nil {
 		return nil, err
 	}
@@ -182,6 +191,9 @@ type graphBuilder struct {
 	// after are tables that every table added now goes no earlier than (the exiting branch
 	// of an if that what follows it runs after)
 	after []*Table
+	// env holds the local variables known under the model's assumptions (assume) where the
+	// walk is; nil without assumptions
+	env passEnv
 }
 
 // stmts adds the tables of an apply block's statements.
@@ -255,6 +267,7 @@ func (b *graphBuilder) run(run []front.Stmt) error {
 	t := b.table(TAction, fmt.Sprintf("tbl_%s%d", strings.TrimSuffix(filepath.Base(p.File), filepath.Ext(p.File)), p.Line), p)
 	kept := false
 	for _, s := range run {
+		b.step(s)
 		if b.zeroInit(s) {
 			continue
 		}
@@ -381,16 +394,21 @@ func (b *graphBuilder) other(s front.Stmt) error {
 			}
 			sel.selects(pt, false, labels)
 		}
+		env0, ends := b.env, []passEnv{b.env}
+		defer func() { b.env = b.meet(env0, ends) }()
 		for i, cs := range s.Cases {
 			if cs.Body == nil {
 				continue
 			}
+			b.env = maps.Clone(env0)
 			if err := b.branch(sel, arm{pt, i}, cs.Body.Stmts); err != nil {
 				return err
 			}
+			ends = append(ends, b.env)
 		}
 		return nil
 	case *front.CallStmt:
+		b.step(s)
 		if act, ok := s.Call.Callee.(*front.ActionDecl); ok {
 			t := b.table(TAction, "tbl_"+act.Name, s.P)
 			if err := b.callEffects(s.Call, t); err != nil {
@@ -466,6 +484,16 @@ func (b *graphBuilder) selector(e front.Expr, kind TKind, name string, p front.P
 // ifStmt adds an if's gateway (or the table whose hit or miss it tests) and its branches;
 // rest runs in the then branch (restThen) or the else branch.
 func (b *graphBuilder) ifStmt(s *front.IfStmt, rest []front.Stmt, restThen bool) error {
+	if v, known := b.decide(s.Cond); known {
+		live := stmtList(s.Else)
+		if v {
+			live = stmtList(s.Then)
+		}
+		if len(rest) > 0 && v == restThen {
+			live = append(append([]front.Stmt(nil), live...), rest...)
+		}
+		return b.stmts(live)
+	}
 	sel, err := b.selector(s.Cond, TGateway, fmt.Sprintf("cond-%d", s.P.Line), s.P)
 	if err != nil {
 		return err
@@ -483,7 +511,10 @@ func (b *graphBuilder) ifStmt(s *front.IfStmt, rest []front.Stmt, restThen bool)
 		branches[i] = append(append([]front.Stmt(nil), branches[i]...), rest...)
 	}
 	var exiting []*Table
+	env0, ends := b.env, []passEnv(nil)
+	defer func() { b.env = b.meet(env0, ends) }()
 	for i, ss := range branches {
+		b.env = maps.Clone(env0)
 		after := b.after
 		if i == 1 && len(rest) > 0 && !restThen && !b.m.noExitFloor {
 			// bf-p4c merges the gateway into the then branch's table, which exits: what
@@ -495,6 +526,7 @@ func (b *graphBuilder) ifStmt(s *front.IfStmt, rest []front.Stmt, restThen bool)
 			return err
 		}
 		b.after = after
+		ends = append(ends, b.env)
 		if i == 0 {
 			for _, t := range b.g.Tables[start:] {
 				if t.ctl == sel {
@@ -504,6 +536,46 @@ func (b *graphBuilder) ifStmt(s *front.IfStmt, rest []front.Stmt, restThen bool)
 		}
 	}
 	return nil
+}
+
+// decide evaluates cond under the model's assumptions: known is false unless they, and the
+// values of local variables they decide, decide it.
+func (b *graphBuilder) decide(cond front.Expr) (v, known bool) {
+	n, known := b.known(cond)
+	return n != 0, known
+}
+
+// known is e's value where the assumptions decide it (knownValue).
+func (b *graphBuilder) known(e front.Expr) (uint64, bool) {
+	if b.env == nil {
+		return 0, false
+	}
+	return knownValue(e, func(v *front.VarDecl) (uint64, bool) {
+		if n, ok := b.m.assume[v.Name]; ok {
+			return n, true
+		}
+		n, ok := b.env[v]
+		return n, ok
+	})
+}
+
+// meet is what every one of ends knows (env0 when there is no assumption or no end).
+func (b *graphBuilder) meet(env0 passEnv, ends []passEnv) passEnv {
+	if env0 == nil || len(ends) == 0 {
+		return env0
+	}
+	out := ends[0]
+	for _, e := range ends[1:] {
+		out = meet(out, e)
+	}
+	return out
+}
+
+// step follows s's effect on the known values of local variables.
+func (b *graphBuilder) step(s front.Stmt) {
+	if b.env != nil && !b.m.noFollow {
+		b.env.step(s, b.known)
+	}
 }
 
 func stmtList(s front.Stmt) []front.Stmt {

@@ -22,7 +22,14 @@ import (
 type PassDemand struct {
 	// Flag is the flag set (the others clear); "" for the passes that set none.
 	Flag string
+	// Pass is the values the walk assumed: the flag's variable (or every flag's) and its value.
+	Pass map[string]uint64
 	PHVDemand
+	// Graph is the table dependency graph of the control's tables that such a pass can reach
+	// (TableGraph with the values of Pass assumed; IngressPassPHV sets it): its critical path
+	// is what the pass type alone would need if its tables excluded the other types' as the
+	// compiler sees it.
+	Graph *Graph
 }
 
 // PassPHV counts, for each of flags (1-bit local variables the control's apply block declares)
@@ -61,7 +68,7 @@ func PassPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl, fla
 			pass[specs[i].name] = specs[i].value
 			label = flags[i]
 		}
-		out = append(out, PassDemand{Flag: label, PHVDemand: gressPHV(parser, control, deparser, pass)})
+		out = append(out, PassDemand{Flag: label, Pass: pass, PHVDemand: gressPHV(parser, control, deparser, pass)})
 	}
 	return out, nil
 }
@@ -243,36 +250,20 @@ func (w *phvWalk) stmt(s front.Stmt, env passEnv) passEnv {
 		}
 	case *front.DeclStmt:
 		if v, ok := s.Decl.(*front.VarDecl); ok {
-			delete(env, v)
 			if v.Init != nil {
 				front.InspectExpr(v.Init, w.expr)
-				if n, ok := w.eval(v.Init, env); ok {
-					env[v] = n
-				}
 			}
-			return env
+		} else {
+			front.InspectDecl(s.Decl, w.expr)
 		}
-		front.InspectDecl(s.Decl, w.expr)
+		env.step(s, func(e front.Expr) (uint64, bool) { return w.eval(e, env) })
 	case *front.AssignStmt:
 		front.InspectExpr(s.LHS, w.expr)
 		front.InspectExpr(s.RHS, w.expr)
-		if n, ok := s.LHS.(*front.NameExpr); ok {
-			if v, ok := n.Decl.(*front.VarDecl); ok {
-				delete(env, v)
-				if c, ok := w.eval(s.RHS, env); ok && s.Op == "" {
-					env[v] = c
-				}
-			}
-		}
+		env.step(s, func(e front.Expr) (uint64, bool) { return w.eval(e, env) })
 	case *front.CallStmt:
 		front.InspectExpr(s.Call, w.expr)
-		for _, a := range s.Call.Args {
-			if n, ok := a.Value.(*front.NameExpr); ok {
-				if v, ok := n.Decl.(*front.VarDecl); ok {
-					delete(env, v) // an out or inout argument
-				}
-			}
-		}
+		env.step(s, nil)
 	case *front.IfStmt:
 		front.InspectExpr(s.Cond, w.expr)
 		if c, ok := w.eval(s.Cond, env); ok {
@@ -307,6 +298,40 @@ func (w *phvWalk) stmt(s front.Stmt, env passEnv) passEnv {
 	return env
 }
 
+// step updates env for a declaration, an assignment or a call: a local variable declared or
+// assigned a value that eval knows holds it; one assigned anything else, or passed to a call
+// (an out or inout argument), is no longer known.
+func (env passEnv) step(s front.Stmt, eval func(front.Expr) (uint64, bool)) {
+	switch s := s.(type) {
+	case *front.DeclStmt:
+		if v, ok := s.Decl.(*front.VarDecl); ok {
+			delete(env, v)
+			if v.Init != nil {
+				if n, ok := eval(v.Init); ok {
+					env[v] = n
+				}
+			}
+		}
+	case *front.AssignStmt:
+		if n, ok := s.LHS.(*front.NameExpr); ok {
+			if v, ok := n.Decl.(*front.VarDecl); ok {
+				delete(env, v)
+				if c, ok := eval(s.RHS); ok && s.Op == "" {
+					env[v] = c
+				}
+			}
+		}
+	case *front.CallStmt:
+		for _, a := range s.Call.Args {
+			if n, ok := a.Value.(*front.NameExpr); ok {
+				if v, ok := n.Decl.(*front.VarDecl); ok {
+					delete(env, v)
+				}
+			}
+		}
+	}
+}
+
 // meet keeps the values a and b agree on.
 func meet(a, b passEnv) passEnv {
 	out := passEnv{}
@@ -318,9 +343,20 @@ func meet(a, b passEnv) passEnv {
 	return out
 }
 
-// eval is e's value where the flags and env decide it: literals, known variables, ==, !=, &&,
-// || and !.
+// eval is e's value where the flags and env decide it (knownValue).
 func (w *phvWalk) eval(e front.Expr, env passEnv) (uint64, bool) {
+	return knownValue(e, func(v *front.VarDecl) (uint64, bool) {
+		if n, ok := w.pass[v.Name]; ok {
+			return n, true
+		}
+		n, ok := env[v]
+		return n, ok
+	})
+}
+
+// knownValue is e's value where the values of local variables that val knows decide it:
+// literals, constants, known variables, ==, !=, &&, || and !.
+func knownValue(e front.Expr, val func(*front.VarDecl) (uint64, bool)) (uint64, bool) {
 	switch e := e.(type) {
 	case *front.IntExpr, *front.BoolExpr:
 		return constOf(e)
@@ -332,20 +368,16 @@ func (w *phvWalk) eval(e front.Expr, env passEnv) (uint64, bool) {
 		if !ok {
 			return 0, false
 		}
-		if n, ok := w.pass[v.Name]; ok {
-			return n, true
-		}
-		n, ok := env[v]
-		return n, ok
+		return val(v)
 	case *front.UnaryExpr:
 		if e.Op == "!" {
-			if x, ok := w.eval(e.X, env); ok {
+			if x, ok := knownValue(e.X, val); ok {
 				return b2u(x == 0), true
 			}
 		}
 	case *front.BinaryExpr:
-		x, xok := w.eval(e.X, env)
-		y, yok := w.eval(e.Y, env)
+		x, xok := knownValue(e.X, val)
+		y, yok := knownValue(e.Y, val)
 		switch e.Op {
 		case "&&":
 			if (xok && x == 0) || (yok && y == 0) {
@@ -406,12 +438,18 @@ func IngressPassPHV(c *front.Checked, flags []string) ([]PassDemand, error) {
 		specs[i] = fmt.Sprintf("%s=%d", name, v)
 	}
 	ds, err := PassPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control, specs)
+	if err != nil {
+		return nil, err
+	}
 	for i := range ds {
 		if i < len(flags) {
 			ds[i].Flag = flags[i]
 		}
+		if ds[i].Graph, err = (graphModel{assume: ds[i].Pass}).build(p.Ingress.Control, c.Const); err != nil {
+			return nil, fmt.Errorf("tofino: pass %q: %w", ds[i].Flag, err)
+		}
 	}
-	return ds, err
+	return ds, nil
 }
 
 // globalConst is the value of the program's top-level constant name.
@@ -426,16 +464,24 @@ func globalConst(c *front.Checked, name string) (uint64, bool) {
 	return 0, false
 }
 
-// PassText is passes as lines "pass FLAG: B bits (M by the control)", the largest first kept in
-// the order given.
-func PassText(passes []PassDemand) string {
+// PassText is passes as lines "ingress pass FLAG: critical path N stages; PHV demand B bits
+// (M by the control), F fields", in the order given; with chain, each pass's critical path
+// follows it, a table a line.
+func PassText(passes []PassDemand, chain bool) string {
 	var b strings.Builder
 	for _, p := range passes {
 		name := p.Flag
 		if name == "" {
 			name = "(no flag)"
 		}
-		fmt.Fprintf(&b, "PHV demand, ingress pass %s: %v, %d fields\n", name, p.PHVDemand, p.Fields)
+		fmt.Fprintf(&b, "ingress pass %s: ", name)
+		if p.Graph != nil {
+			fmt.Fprintf(&b, "critical path %d stages; ", p.Graph.Stages)
+		}
+		fmt.Fprintf(&b, "PHV demand %v, %d fields\n", p.PHVDemand, p.Fields)
+		if chain && p.Graph != nil {
+			chainText(&b, p.Graph)
+		}
 	}
 	return b.String()
 }

@@ -121,3 +121,62 @@ func TestPassPHVValues(t *testing.T) {
 		t.Errorf("pt=x: %v, want a refusal", err)
 	}
 }
+
+// TestPassGraph checks each pass type's critical path (IngressPassPHV's Graph): a pass keeps
+// only the tables its branches reach, following the values its assumption decides (g follows
+// pt == 1), and the whole control's graph is longer than every pass's.
+func TestPassGraph(t *testing.T) {
+	c := checkedProgram(t, program("", `
+        bit<2> pt = 0;
+        bit<1> g = 0;
+        if (hdr.ethernet.dst[7:0] == 1) { pt = 1; } else if (hdr.ethernet.dst[7:0] == 2) { pt = 2; }
+        if (pt == 1) {
+            hdr.ethernet.src[15:0] = hdr.ethernet.dst[15:0] + 1;
+            g = 1;
+        }
+        if (pt == 2) {
+            hdr.ethernet.ether_type = 7;
+        }
+        if (g == 1) {
+            hdr.ethernet.ether_type = hdr.ethernet.src[15:0] + 2;
+        }
+        if (pt == 2) {
+            hdr.ethernet.ether_type = hdr.ethernet.ether_type + 1;
+        }`))
+	passes, err := IngressPassPHV(c, []string{"pt=1", "pt=2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipeOf(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := TableGraph(p.Ingress.Control, c.Const)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{"whole": whole.Stages}
+	for _, d := range passes {
+		got[d.Flag] = d.Graph.Stages
+	}
+	// pt=1: src, then the g branch's ether_type from it; pt=2: ether_type, then its increment
+	// (the g branch is not reached); none: the classification alone.
+	want := map[string]int{"whole": 4, "pt=1": 2, "pt=2": 2, "": 1}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%q: critical path %d stages, want %d (all: %v)", k, got[k], w, got)
+		}
+	}
+	// The negative control: not following g, pt=2 keeps the g branch, which writes ether_type
+	// between its two tables.
+	g2, err := graphModel{assume: passes[1].Pass, noFollow: true}.build(p.Ingress.Control, c.Const)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g2.Stages != 3 {
+		t.Errorf("pt=2 not following g: critical path %d stages, want 3", g2.Stages)
+	}
+	if !strings.Contains(PassText(passes, true), "ingress pass pt=1: critical path 2 stages") {
+		t.Errorf("PassText:\n%s", PassText(passes, true))
+	}
+}

@@ -600,15 +600,20 @@ func (e *ProgramEstimate) ChainText() string {
 	var b strings.Builder
 	for i, g := range e.Graphs {
 		fmt.Fprintf(&b, "%s: critical path %d stages\n", []string{"ingress", "egress"}[i], g.Stages)
-		for _, t := range g.Chain() {
-			by := ""
-			if t.By != nil {
-				by = fmt.Sprintf(" (%s after %s)", t.ByK, t.By.Name)
-			}
-			fmt.Fprintf(&b, "  %2d  %s  %s%s\n", t.Stage, t.Name, t.P, by)
-		}
+		chainText(&b, g)
 	}
 	return b.String()
+}
+
+// chainText writes g's critical path, a table a line with the dependency that places it.
+func chainText(b *strings.Builder, g *Graph) {
+	for _, t := range g.Chain() {
+		by := ""
+		if t.By != nil {
+			by = fmt.Sprintf(" (%s after %s)", t.ByK, t.By.Name)
+		}
+		fmt.Fprintf(b, "  %2d  %s  %s%s\n", t.Stage, t.Name, t.P, by)
+	}
 }
 
 func firstN(s []string, n int) []string {

@@ -144,7 +144,7 @@ func TestP4Tofino(t *testing.T) {
 		t.Errorf("--chain: %v\n%s", err, out)
 	}
 	out, _, err = run(t, "p4", "tofino", "--pass-flags", "ptype=P_ACQ,ptype=P_REL", prog)
-	if err != nil || !strings.Contains(out, "PHV demand, ingress pass ptype=P_ACQ: ") || !strings.Contains(out, "PHV demand, ingress pass (no flag): ") {
+	if err != nil || !strings.Contains(out, "ingress pass ptype=P_ACQ: critical path ") || !strings.Contains(out, "ingress pass (no flag): critical path ") {
 		t.Errorf("--pass-flags: %v\n%s", err, out)
 	}
 	if _, _, err := run(t, "p4", "tofino", "--pass-flags", "ptype=P_ACQ,meta", prog); err == nil || !strings.Contains(err.Error(), "not a variable") {

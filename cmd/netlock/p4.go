@@ -121,7 +121,7 @@ func init() {
 				if err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
 				}
-				fmt.Fprint(cmd.OutOrStdout(), tofino.PassText(passes))
+				fmt.Fprint(cmd.OutOrStdout(), tofino.PassText(passes, chain))
 			}
 			return nil
 		},
@@ -129,7 +129,7 @@ func init() {
 	tofinoCmd.Flags().StringVar(&target, "target", "tofino", "tofino (Tofino 1) or tofino2")
 	tofinoCmd.Flags().BoolVar(&chain, "chain", false, "print the critical path of the table dependency graph, a table a line")
 	tofinoCmd.Flags().StringSliceVar(&passFlags, "pass-flags", nil,
-		"the ingress's kinds of pass: exclusive 1-bit variables of its apply block (FLAG), or values of one variable (VAR=N or VAR=CONST): the PHV demand of each pass")
+		"the ingress's kinds of pass: exclusive 1-bit variables of its apply block (FLAG), or values of one variable (VAR=N or VAR=CONST): the critical path and PHV demand of each pass (with --chain, each pass's chain)")
 	p4.AddCommand(tofinoCmd)
 	addCommand(p4)
 }

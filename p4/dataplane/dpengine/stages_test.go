@@ -234,14 +234,17 @@ func TestTofinoPassPHV(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	b.WriteString("| pass (flag set) | bits | by the control | fields |\n|---|---|---|---|\n")
+	b.WriteString("| pass (flag set) | critical path (stages) | bits | by the control | fields |\n|---|---|---|---|---|\n")
 	least, most := passes[0], passes[0]
 	for _, p := range passes {
 		name := "`" + p.Flag + "`"
 		if p.Flag == "" {
 			name = "none (routing, the admin passes after the first, a bad request)"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", name, p.Bits, p.MAUBits, p.Fields)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", name, p.Graph.Stages, p.Bits, p.MAUBits, p.Fields)
+		if p.Graph.Stages > est.Graphs[0].Stages {
+			t.Errorf("pass %q: critical path %d stages, more than the whole ingress's %d", p.Flag, p.Graph.Stages, est.Graphs[0].Stages)
+		}
 		if p.MAUBits < least.MAUBits {
 			least = p
 		}
@@ -252,7 +255,7 @@ func TestTofinoPassPHV(t *testing.T) {
 			t.Errorf("pass %q: %d bits, more than the whole ingress's %d", p.Flag, p.Bits, est.PHV[0].Bits)
 		}
 	}
-	fmt.Fprintf(&b, "| whole ingress | %d | %d | %d |\n", est.PHV[0].Bits, est.PHV[0].MAUBits, est.PHV[0].Fields)
+	fmt.Fprintf(&b, "| whole ingress | %d | %d | %d | %d |\n", est.Graphs[0].Stages, est.PHV[0].Bits, est.PHV[0].MAUBits, est.PHV[0].Fields)
 	// The ingress gets 3200 of Tofino 1's MAU container bits: groups 0 of each size are
 	// ingress-only and groups 1 egress-only (bf-p4c's specs/phv_spec.cpp, docs/dataplane.md).
 	const ingressBits = tofino1IngressBits
