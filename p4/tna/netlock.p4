@@ -3269,20 +3269,21 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= what comes next ================= */
+        /* One if-else chain: a pass that finished set neither walk nor clean, so the
+         * force-release's test excludes the again() tables (its meta.cont is the decisions'). */
         if (walk == 1) {
             if (clean == 1 && ptype != P_GRANT) {
                 hdr.recirc.pclean = 1;   /* clean once the walk ends */
             }
             again(PH_GRANT);
+            if (ptype != P_GRANT) {
+                hdr.recirc.examine = 1;
+                hdr.recirc.pend = 0;
+            }
         } else if (clean == 1) {
             again(PH_CLEAN);
-        }
-        if (walk == 1 && ptype != P_GRANT) {
-            hdr.recirc.examine = 1;
-            hdr.recirc.pend = 0;
-        }
-        /* A force-release answers the controller when it has ended. */
-        if (forced == 1 && finished == 1 && meta.cont == 0) {
+        } else if (forced == 1 && finished == 1 && meta.cont == 0) {
+            /* A force-release answers the controller when it has ended. */
             if (meta.a_valid == 1) {
                 send_next(SEND_REPLY);
             } else {
@@ -3329,12 +3330,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 /* Recirculate the request with the state; an answer rides along, and the
                  * egress mirrors it to its port. */
                 hdr.kind.setValid();
-                hdr.kind.kind = KD_RECIRC;
                 hdr.recirc.in_port = meta.in_port;
                 ig_tm_md.ucast_egress_port = RECIRC_PORT;
+                /* the kind written once (a write overridden later is a stage to bf-p4c) */
                 if (meta.a_valid == 1) {
                     hdr.kind.kind = KD_RECIRC_ANS;
                 } else {
+                    hdr.kind.kind = KD_RECIRC;
                     ANS_INVALID;
                     ig_tm_md.bypass_egress = 1;
                 }
