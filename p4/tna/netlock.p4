@@ -2784,8 +2784,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<16> nc;
         QNEXT_SET(nc, hdr.recirc.cur)
         bit<1> used = 0;   /* grant walk: the slot examined is passed (granted, or not live) */
+        bit<1> pass_on = 0;   /* ... and the walk may go past it (not a live exclusive request) */
         if (examine == 1 && (SV_STATE != SS_LIVE || meta.grant == 1)) {
             used = 1;
+            /* Tofino's gateways: no != under an || beside other terms ("gateway condition too
+             * complex"), hence the slot's test as an equality on state and mode. */
+            if (SV_STATE == SS_LIVE && SV_MODE == MODE_X) {
+                pass_on = 0;
+            } else {
+                pass_on = 1;
+            }
         }
         bit<3> gop = 0;    /* this level: 1 read, 2 set to g_arg, 3 follow the head, 4 clear */
         bit<3> goo = 0;    /* the other level: 1 read, 4 clear */
@@ -3007,45 +3015,40 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         } else if (ptype == P_GRANT) {
             /* ---- grant walk: send the grant decided before; examine the next waiter ---- */
-            if (hdr.recirc.pend == 1) {
-                hdr.recirc.pend = 0;   /* sent above, before the pool's blocks */
-            }
-            bit<1> more = 0;
-            if (examine == 1) {
-                if (meta.grant == 1) {
-                    /* Granted: the next pass writes the grant number and sends the grant. */
-                    hdr.recirc.pend = 1;
-                    hdr.recirc.pslot = slot_pend.get({meta.sl_idx});
-                    hdr.recirc.pseq_hi = meta.tok_hi;
-                    hdr.recirc.pseq_lo = meta.tok_lo;
-                    /* recirc.pflags: the slot's mode, priority and forwarded flag (the flags block);
-                     * its txn, client, lease and timestamp: read by the next pass */
-                }
-                /* Tofino's gateways: no != under an || beside other terms ("gateway condition too
-                 * complex"), hence the slot's test as an equality on state and mode. */
-                bit<1> passable = 1w1;
-                if (SV_STATE == SS_LIVE && SV_MODE == MODE_X) { passable = 1w0; }
-                if (used == 1 && passable == 1 && wany == 1) {
-                    more = 1;
-                    bit<8> nl = 8w0;
-                    if (w0 == 0) { nl = 8w1; }
-                    if (nl == meta.level) {
-                        hdr.recirc.cur = nc;
-                    } else if (meta.level == 0) {   /* the other level's gnext */
-                        hdr.recirc.cur = g1;
-                    } else {
-                        hdr.recirc.cur = g0;
-                    }
-                    hdr.recirc.level = nl;
-                }
-            }
-            hdr.recirc.examine = more;
-            if (hdr.recirc.pend == 1 || more == 1) {
-                walk = 1;
-            } else if (hdr.recirc.pclean == 1) {
-                clean = 1;
+            /* A grant decided here is pending for the next pass, which writes its grant
+             * number and sends it; the one sent above (before the pool's blocks) is done. */
+            if (examine == 1 && meta.grant == 1) {
+                hdr.recirc.pend = 1;
+                hdr.recirc.pslot = slot_pend.get({meta.sl_idx});
+                hdr.recirc.pseq_hi = meta.tok_hi;
+                hdr.recirc.pseq_lo = meta.tok_lo;
+                /* recirc.pflags: the slot's mode, priority and forwarded flag (the flags block);
+                 * its txn, client, lease and timestamp: read by the next pass */
             } else {
-                finished = 1;
+                hdr.recirc.pend = 0;
+            }
+            /* What follows decided from the pass's tests, not from the fields just written
+             * (each read of a field written in the same if is a stage to bf-p4c). */
+            if (pass_on == 1 && wany == 1) {
+                /* examine the next waiter, at the level that has one */
+                hdr.recirc.examine = 1;
+                walk = 1;
+                if (w0 == 0) {
+                    hdr.recirc.level = 1;
+                    if (meta.level == 1) { hdr.recirc.cur = nc; } else { hdr.recirc.cur = g1; }
+                } else {
+                    hdr.recirc.level = 0;
+                    if (meta.level == 0) { hdr.recirc.cur = nc; } else { hdr.recirc.cur = g0; }
+                }
+            } else {
+                hdr.recirc.examine = 0;
+                if (examine == 1 && meta.grant == 1) {
+                    walk = 1;   /* to send the pending grant */
+                } else if (hdr.recirc.pclean == 1) {
+                    clean = 1;
+                } else {
+                    finished = 1;
+                }
             }
         } else if (ptype == P_CLEAN) {
             /* ---- clean walk: move the head over done slots ---- */

@@ -54,8 +54,8 @@ func TestProgramsAgree(t *testing.T) {
 func TestProgramsAgreeCatches(t *testing.T) {
 	for _, m := range []mutant{
 		{"walk-stops-early", "a grant walk goes on while waiters are compatible",
-			"if (SV_STATE == SS_LIVE && SV_MODE == MODE_X) { passable = 1w0; }",
-			"if (SV_STATE == SS_LIVE) { passable = 1w0; }"},
+			"if (SV_STATE == SS_LIVE && SV_MODE == MODE_X) {\n                pass_on = 0;",
+			"if (SV_STATE == SS_LIVE) {\n                pass_on = 0;"},
 		{"slot-forgets-forwarded", "the slot keeps whether the server pushed the request back",
 			"meta.n_flags = nflags_h.get({hdr.nl.mode, hdr.nl.prio, meta.rq_fwd});",
 			"meta.n_flags = nflags_h.get({hdr.nl.mode, hdr.nl.prio, 8w0});"},

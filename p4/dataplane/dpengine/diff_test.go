@@ -834,7 +834,7 @@ var mutants = map[string][]mutant{
 		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
 			"if (e_cell == 0) { meta.dup_hit = 1w1; } else { meta.dup_hit = 1w0; }", "meta.dup_hit = 0;"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
-			"if (w0 == 0) { nl = 8w1; }", "if (w1 != 0) { nl = 8w1; }"},
+			"if (w0 == 0) {\n                    hdr.recirc.level = 1;", "if (w1 != 0) {\n                    hdr.recirc.level = 1;"},
 	},
 }
 
