@@ -2127,6 +2127,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.q_lim = qlim_h.get({meta.size});
         h_q_ends();
         h_q_endx();
+        /* A release's move of the head (head_at): the token's offset in the level's region,
+         * moved to 16 bits by the hash unit (a 16-bit field computed from 32-bit ones would
+         * need a container of both sizes), and the step past it. Computed in every pass as
+         * soon as the level is there, not after the release's checks: only a release's
+         * head_at reads them (a clean pass writes its own below). */
+        meta.t_off = meta.tslot - meta.left;
+        meta.h_arg = harg_h.get({meta.t_off});   /* IDENTITY keeps the low 16 bits */
+        /* the region's last offset: compared at 16 bits (a gateway compares fields sliced
+         * alike; bf-p4c failed, "Unbalanced slicing detected", on 32 against 16 bits) */
+        if (meta.h_arg == meta.q_end0x) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
         bit<16> lvl_osize = meta.size0;
         if (lvl == 0) { lvl_osize = meta.size1; }
         /* The slot the pool blocks use, chosen by the pass's phase alone: every pass type that
@@ -2416,14 +2426,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
         if (ptype == P_REL && meta.valid == 1) {
-            hop = 2;
-            /* the token's offset in the level's region, moved to 16 bits by the hash unit (a
-             * 16-bit field computed from 32-bit ones would need a container of both sizes) */
-            meta.t_off = meta.tslot - meta.left;
-            meta.h_arg = harg_h.get({meta.t_off});   /* IDENTITY keeps the low 16 bits */
-            /* the region's last offset: compared at 16 bits (a gateway compares fields sliced
-             * alike; bf-p4c failed, "Unbalanced slicing detected", on 32 against 16 bits) */
-            if (meta.h_arg == meta.q_end0x) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
+            hop = 2;   /* at the token's offset: h_arg and h_step computed with the level */
         } else if (clean_done == 1) {
             hop = 3;
             meta.h_arg = hdr.recirc.chead;
@@ -2433,26 +2436,26 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ad == AD_RESET) {
             hop = 4;
         }
-        if (meta.level == 0 || hop == 4) {
+        /* The levels' blocks in exclusive branches (both write meta.hv: in separate ifs they
+         * are a stage apart to bf-p4c, an output dependency); a clear takes both. */
+        if (hop == 4) {
+            head_clr0.execute(meta.idx);
+            head_clr1.execute(meta.idx);
+        } else if (meta.level == 0) {
             if (hop == 1) {
                 meta.hv = head_rd0.execute(meta.idx);
             } else if (hop == 2) {
                 meta.hv = head_at0.execute(meta.idx);
             } else if (hop == 3) {
                 meta.hv = head_eq0.execute(meta.idx);
-            } else if (hop == 4) {
-                head_clr0.execute(meta.idx);
             }
-        }
-        if (meta.level == 1 || hop == 4) {
+        } else if (meta.level == 1) {
             if (hop == 1) {
                 meta.hv = head_rd1.execute(meta.idx);
             } else if (hop == 2) {
                 meta.hv = head_at1.execute(meta.idx);
             } else if (hop == 3) {
                 meta.hv = head_eq1.execute(meta.idx);
-            } else if (hop == 4) {
-                head_clr1.execute(meta.idx);
             }
         }
         /* head_at and head_eq return the head before; whether they moved it, and where to, is
