@@ -2127,16 +2127,22 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.q_lim = qlim_h.get({meta.size});
         h_q_ends();
         h_q_endx();
-        /* A release's move of the head (head_at): the token's offset in the level's region,
-         * moved to 16 bits by the hash unit (a 16-bit field computed from 32-bit ones would
-         * need a container of both sizes), and the step past it. Computed in every pass as
-         * soon as the level is there, not after the release's checks: only a release's
-         * head_at reads them (a clean pass writes its own below). */
-        meta.t_off = meta.tslot - meta.left;
-        meta.h_arg = harg_h.get({meta.t_off});   /* IDENTITY keeps the low 16 bits */
-        /* the region's last offset: compared at 16 bits (a gateway compares fields sliced
-         * alike; bf-p4c failed, "Unbalanced slicing detected", on 32 against 16 bits) */
-        if (meta.h_arg == meta.q_end0x) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
+        /* The position a move of the head tests (h_arg) and the step past it (h_step),
+         * computed as soon as the level is there, not after the checks of the pass that moves
+         * it, each written once (a field written twice is two stages to bf-p4c). A clean walk
+         * (head_eq, gnext_follow): its head. Else a release's (head_at; no other pass reads
+         * them): the token's offset in the level's region, moved to 16 bits by the hash unit
+         * (a 16-bit field computed from 32-bit ones would need a container of both sizes). */
+        if (ptype == P_CLEAN) {
+            meta.h_arg = hdr.recirc.chead;
+            if (hdr.recirc.chead == meta.q_end0x || hdr.recirc.chead == meta.q_endxx) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
+        } else {
+            meta.t_off = meta.tslot - meta.left;
+            meta.h_arg = harg_h.get({meta.t_off});   /* IDENTITY keeps the low 16 bits */
+            /* the region's last offset: compared at 16 bits (a gateway compares fields sliced
+             * alike; bf-p4c failed, "Unbalanced slicing detected", on 32 against 16 bits) */
+            if (meta.h_arg == meta.q_end0x) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
+        }
         bit<16> lvl_osize = meta.size0;
         if (lvl == 0) { lvl_osize = meta.size1; }
         /* The slot the pool blocks use, chosen by the pass's phase alone: every pass type that
@@ -2428,9 +2434,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (ptype == P_REL && meta.valid == 1) {
             hop = 2;   /* at the token's offset: h_arg and h_step computed with the level */
         } else if (clean_done == 1) {
-            hop = 3;
-            meta.h_arg = hdr.recirc.chead;
-            if (hdr.recirc.chead == meta.q_end0x || hdr.recirc.chead == meta.q_endxx) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
+            hop = 3;   /* at the walk's head: h_arg and h_step computed with the level */
         } else if (ptype == P_RW0 || meta.found == 1 || ad == AD_PROBE) {
             hop = 1;
         } else if (ad == AD_RESET) {
@@ -2817,8 +2821,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
             goo = 1;
         } else if (clean_wd == 1) {
-            gop = 3;
-            meta.h_arg = hdr.recirc.chead;
+            gop = 3;   /* h_arg: the walk's head, computed with the level */
         } else if (ptype == P_WD0 || ad == AD_PROBE) {
             gop = 1;
         } else if (ad == AD_RESET) {
