@@ -585,8 +585,6 @@ struct metadata_t {
                         * hash unit after use_level (a short-lived copy, not lock_table's) */
     bit<32> q_dec0;    /* q_sub0, q_sub1: what they take off (0: a read) */
     bit<32> q_dec1;
-    bit<1>  b_force;   /* buf_acq: one more buffered even if none is (an overflow decided elsewhere) */
-    bit<1>  b_dec;     /* buf_dec: one fewer buffered (0: a read) */
     bit<32> b_val;     /* buf_set: the count to set */
     bit<32> bv;        /* lk_buf before this pass's update */
     bit<16> d_inc;     /* lk_done: what done_add adds (0xffff: one fewer) */
@@ -1212,16 +1210,24 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * the overflowing request, or overflows once more; exclusion and fencing do not depend on
      * these counts, and the second pass sends queue-empty if the level drained meanwhile. A
      * packet that runs to its end before the next (the tests) sees p4/netlock.p4's counts. */
+    /* Four actions, each chosen by the pass's conditions (no parameter read from a field
+     * written just before: a stage to bf-p4c): one more buffered (the second pass of an
+     * overflow: forced), one fewer, a read, a set. */
     RegisterAction<bit<32>, lock_t, bit<32>>(lk_buf) buf_acq = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = v;
-            if (v != 0 || meta.b_force == 1) { v = v + 1; }
+            v = v + 1;
         }
     };
     RegisterAction<bit<32>, lock_t, bit<32>>(lk_buf) buf_dec = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = v;
-            if (v != 0 && meta.b_dec == 1) { v = v - 1; }
+            if (v != 0) { v = v - 1; }
+        }
+    };
+    RegisterAction<bit<32>, lock_t, bit<32>>(lk_buf) buf_rd = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            rv = v;
         }
     };
     RegisterAction<bit<32>, lock_t, bit<32>>(lk_buf) buf_set = {
@@ -2360,36 +2366,22 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * every overflow of an acquire is counted in a second pass (PH_BINC); a push-back that
          * goes on (not a copy of an ended or live request: ended requests' stage) takes one off,
          * put back by PH_BINC if it finds no slot; set-buffered and reset set it. */
-        meta.b_force = 0;
-        meta.b_dec = 0;
+        /* The block chosen by the pass's conditions in place (the pass types exclude each
+         * other; an admin operation is a P_ADMIN pass's, ph_probe2 a pass with ptype 0). */
         meta.b_val = 0;
-        bit<8> bop = 0;   /* 1 buf_acq, 2 buf_dec (b_dec 0: a read), 3 buf_set */
-        if (ptype == P_ACQ && meta.kind == K_PB) {
-            bop = 2;
-            if (meta.ended_hit == 0 && meta.dup_hit == 0) {
-                meta.b_dec = 1;
-            }
-        } else if (ptype == P_BINC) {
-            bop = 1;
-            meta.b_force = 1;
-        } else if (ptype == P_PBNONE) {
-            bop = 2;
-            meta.b_dec = 1;
-        } else if (ad == AD_SETB) {
-            bop = 3;
+        if (ad == AD_SETB) {
             meta.b_val = val_b.get({hdr.adminf.value_lo[15:0]});
-        } else if (ad == AD_RESET) {
-            bop = 3;
+        }
+        if (ptype == P_BINC) {
+            meta.bv = buf_acq.execute(meta.idx);
+        } else if ((ptype == P_ACQ && meta.kind == K_PB && meta.ended_hit == 0 && meta.dup_hit == 0) ||
+                   ptype == P_PBNONE) {
+            meta.bv = buf_dec.execute(meta.idx);
+        } else if (ad == AD_SETB || ad == AD_RESET) {
+            buf_set.execute(meta.idx);
         } else if (ptype == P_ACQ || ptype == P_TRY || ptype == P_CLEAN || (ptype == P_REL && meta.valid == 1) ||
                    meta.found == 1 || ph_probe2 == 1) {
-            bop = 2;
-        }
-        if (bop == 1) {
-            meta.bv = buf_acq.execute(meta.idx);
-        } else if (bop == 2) {
-            meta.bv = buf_dec.execute(meta.idx);
-        } else if (bop == 3) {
-            buf_set.execute(meta.idx);
+            meta.bv = buf_rd.execute(meta.idx);
         }
         bit<1> ov_b = 0;   /* an acquire overflows: requests buffered, or the lock paused */
         if (meta.bv != 0 || meta.paused == 1) {
