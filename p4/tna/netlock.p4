@@ -2374,8 +2374,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (ptype == P_BINC) {
             meta.bv = buf_acq.execute(meta.idx);
-        } else if ((ptype == P_ACQ && meta.kind == K_PB && meta.ended_hit == 0 && meta.dup_hit == 0) ||
-                   ptype == P_PBNONE) {
+        } else if ((ptype == P_ACQ && meta.kind == K_PB) || ptype == P_PBNONE) {
+            /* a push-back takes one off (it is not looked up in the ended table, as in
+             * p4/netlock.p4) */
             meta.bv = buf_dec.execute(meta.idx);
         } else if (ad == AD_SETB || ad == AD_RESET) {
             buf_set.execute(meta.idx);
