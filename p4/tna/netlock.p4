@@ -1367,16 +1367,19 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.left1 = (slot_t)left1;
         meta.size1 = size1;
         meta.server = server;
-        /* The slot indices a pass may use, each region start plus a position (its wrap bit
-         * cut off), added here with the action data: one add each, in the table's stage, so
-         * that choosing the slot later is a choice and not an add after it. */
-        meta.at_off0 = (slot_t)left0 + meta.o_res;
-        meta.at_off1 = (slot_t)left1 + meta.o_res;
-        meta.at_cur0 = (slot_t)left0 + meta.o_cur;
-        meta.at_cur1 = (slot_t)left1 + meta.o_cur;
-        meta.at_ch0 = (slot_t)left0 + meta.o_ch;
-        meta.at_ch1 = (slot_t)left1 + meta.o_ch;
         lock_hits.count();
+    }
+    /* The slot indices a pass may use, each region start plus a position (its wrap bit cut
+     * off): one add each, in the stage after lock_table, so that choosing the slot later is a
+     * choice and not an add after it. Not in lock_hit's action: the positions are widened by
+     * hashes in the first stage, and lock_table, reading none, is looked up beside them. */
+    action slot_starts() {
+        meta.at_off0 = meta.left0 + meta.o_res;
+        meta.at_off1 = meta.left1 + meta.o_res;
+        meta.at_cur0 = meta.left0 + meta.o_cur;
+        meta.at_cur1 = meta.left1 + meta.o_cur;
+        meta.at_ch0 = meta.left0 + meta.o_ch;
+        meta.at_ch1 = meta.left1 + meta.o_ch;
     }
     action lock_pause(bit<32> index, bit<32> left0, bit<16> size0, bit<32> left1, bit<16> size1,
                       bit<16> server) {
@@ -1846,7 +1849,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * 4 bytes and 12 bits of PHV (bf-p4c: "condition too complex, limit of 4 bytes + 12 bits
          * of PHV input exceeded", 2026-11-30 at 4933094). key_ok: the request carries the rack
          * key; txn0: its txn is 0; has_tok: its token is not 0; has_ts: its timestamp is not 0. */
-        bit<1> key_ok = 0;   /* set after the rack table, which writes the rack key */
         bit<1> txn0 = 0;
         if (hdr.nl.txn[63:32] == 0) {
             if (hdr.nl.txn[31:0] == 0) { txn0 = 1; }
@@ -1866,20 +1868,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 exit;
             }
             rack.apply();
-            if (hdr.auth.key[63:32] == hdr.a_key.key[63:32]) {
-                if (hdr.auth.key[31:0] == hdr.a_key.key[31:0]) { key_ok = 1; }
-            }
             /* The lock's entry is looked up beside rack, on the header alone, not after the
              * rack's checks decided the kind: one stage fewer (docs/dataplane.md, "Stages").
              * Only a lock, push-back or admin request can use it; the ones the checks below
              * route or drop count a hit in lock_hits that p4/netlock.p4 does not count (a
              * request while rack is unset, a push-back to another address or with a wrong key,
-             * an admin request with a wrong key). */
+             * an admin request with a wrong key or from a port other than the CPU's: the port
+             * is not tested here, as meta.in_port is written in this stage). */
             if (hdr.nl.op == OP_ACQUIRE || hdr.nl.op == OP_RELEASE || hdr.nl.op == OP_PROBE ||
                     hdr.nl.op == OP_PUSHBACK ||
-                    (hdr.nl.op == OP_ADMIN && hdr.nl.status >= 16 && hdr.nl.status <= 31 &&
-                     meta.in_port == CPU_PORT)) {
+                    (hdr.nl.op == OP_ADMIN && hdr.nl.status >= 16 && hdr.nl.status <= 31)) {
                 lock_table.apply();
+                slot_starts();
             }
             /* The lock's server, looked up as soon as the lock's entry is there, not after the
              * checks that decide the kind (a stage fewer): its fields are read only in the
@@ -1892,7 +1892,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.kind = K_LOCK;
                 }
             } else if (hdr.nl.op == OP_PUSHBACK && meta.rack_ok == 1 && hdr.ipv4.dst == hdr.a_ip.sip) {
-                if (key_ok == 0) {
+                /* The rack key, tested in place (a flag computed first is a stage before the
+                 * kind, and so before every pass's work) */
+                if (hdr.auth.key[63:32] != hdr.a_key.key[63:32]) {
+                    drop_count(DR_PUSHBACK_KEY);
+                    exit;
+                }
+                if (hdr.auth.key[31:0] != hdr.a_key.key[31:0]) {
                     drop_count(DR_PUSHBACK_KEY);
                     exit;
                 }
@@ -1902,8 +1908,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     drop_count(DR_ADMIN_PORT);
                     exit;
                 }
-                if (meta.rack_ok == 0 || key_ok == 0 ||
-                        (!hdr.admin.isValid() && !hdr.adminf.isValid())) {
+                if (meta.rack_ok == 0 || (!hdr.admin.isValid() && !hdr.adminf.isValid())) {
+                    drop_count(DR_ADMIN_KEY);
+                    exit;
+                }
+                if (hdr.auth.key[63:32] != hdr.a_key.key[63:32]) {
+                    drop_count(DR_ADMIN_KEY);
+                    exit;
+                }
+                if (hdr.auth.key[31:0] != hdr.a_key.key[31:0]) {
                     drop_count(DR_ADMIN_KEY);
                     exit;
                 }
