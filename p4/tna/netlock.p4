@@ -598,7 +598,6 @@ struct metadata_t {
     bit<3>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear */
     bit<3>  gop1;
     /* register action results */
-    bit<1>  pre_ok;
     bit<1>  txn_hi_ok;  /* 1-bit register action outputs (bf-p4c takes them; 8 bits each did */
     bit<1>  txn_lo_ok;  /* not fit the PHV, 2026-11-30): so are valid, grant and compat */
     bit<1>  valid;
@@ -1628,7 +1627,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* Point the pool blocks at slot s. */
     action slot_abs(slot_t s) {
         meta.sl_idx = s;
-        meta.hd_idx = s;
     }
 
     /* Answers. The source of every answer to a client is the lock's server address. ans_client
@@ -1990,7 +1988,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         meta.valid = 0;
         meta.found = 0;
-        meta.pre_ok = 0;
         meta.txn_hi_ok = 0;
         meta.txn_lo_ok = 0;
         meta.ended_hit = 0;
@@ -2086,37 +2083,34 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * field, not a flag per operation (six flags live to the last stage did not fit the
          * PHV, bf-p4c 2026-11-30). */
         bit<3> ad = 0;
+        /* Each branch writes the operation and the result once (a default overridden later,
+         * or a result chosen first and copied after, is a stage more to bf-p4c); the result
+         * into hdr.admin or hdr.adminf, whichever was parsed. A force-release comes here only
+         * when its lock is missing. */
+#define ADM_RESULT(r) if (hdr.adminf.isValid()) { hdr.adminf.result = r; } else { hdr.admin.result = r; }
         if (ptype == P_ADMIN) {
-            bit<8> res = AR_OK;   /* into hdr.admin or hdr.adminf, whichever was parsed */
-            bit<1> needs_lock = 1;
-            if (st == ADM_GET_COOKIE || st == ADM_SET_COOKIE) {
-                needs_lock = 0;
-            }
-            if (needs_lock == 1 && (meta.hit == 0 || meta.srv_ok == 0)) {
-                res = AR_NOLOCK;   /* a force-release's too, which comes here only then */
-            } else if (st == ADM_PROBE) {
-                if (hdr.admin.level > 1) {
-                    res = AR_BADREQ;
-                } else {
-                    ad = AD_PROBE;
-                }
-            } else if (st == ADM_RESET) {
-                ad = AD_RESET;
-            } else if (st == ADM_TOKEN_BASE) {
-                ad = AD_TBASE;
-            } else if (st == ADM_GET_COOKIE) {
+            if (st == ADM_GET_COOKIE) {
                 ad = AD_GETC;
+                ADM_RESULT(AR_OK)
             } else if (st == ADM_SET_COOKIE) {
                 ad = AD_SETC;
+                ADM_RESULT(AR_OK)
+            } else if (meta.hit == 0 || meta.srv_ok == 0) {
+                ADM_RESULT(AR_NOLOCK)
+            } else if (st == ADM_PROBE && hdr.admin.level <= 1) {
+                ad = AD_PROBE;
+                ADM_RESULT(AR_OK)
+            } else if (st == ADM_RESET) {
+                ad = AD_RESET;
+                ADM_RESULT(AR_OK)
+            } else if (st == ADM_TOKEN_BASE) {
+                ad = AD_TBASE;
+                ADM_RESULT(AR_OK)
             } else if (st == ADM_SET_BUFFERED) {
                 ad = AD_SETB;
+                ADM_RESULT(AR_OK)
             } else {
-                res = AR_BADREQ;
-            }
-            if (hdr.adminf.isValid()) {
-                hdr.adminf.result = res;
-            } else {
-                hdr.admin.result = res;
+                ADM_RESULT(AR_BADREQ)   /* an unknown operation, or a probe of a level > 1 */
             }
         }
         bit<1> ph_probe2 = 1w0;
@@ -2186,6 +2180,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             sl = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
         }
         slot_abs(sl);
+        /* The request's cells are at the slot too, but a grant walk's pending grant's at its
+         * slot: written once, in exclusive branches (a default overridden later would order
+         * the pool's blocks a stage after the override), chosen by the phase as the slot is
+         * (a pass with another ptype reads no cell). */
+        if (ph == PH_GRANT && hdr.recirc.pend == 1) {
+            meta.hd_idx = hdr.recirc.pslot;
+        } else {
+            meta.hd_idx = sl;
+        }
         /* A release's or lease-probe's token names a level: tested in place, as REL_GO (a flag
          * copied from it would be a stage of its own before every test of it). */
 #define REL_GO ((ptype == P_REL || ptype == P_PROBE) && t_in == 1)
@@ -2204,7 +2207,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             floor_hi_set.execute(meta.idx);
             floor_lo_set.execute(meta.idx);
         }
-        if (fl_hi == 2 || (fl_hi == 1 && fl_lo == 1)) { meta.pre_ok = 1w1; } else { meta.pre_ok = 1w0; }
+        /* The token is at or above the floor: tested in place, as REL_GO (a flag copied from
+         * it would be a stage of its own before the grant number's block). */
+#define PRE_OK (fl_hi == 2 || (fl_hi == 1 && fl_lo == 1))
 
         /* ================= stage: the pool's txn and client ================= */
         bit<1> examine = 1w0;
@@ -2214,7 +2219,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * blocks read the pending slot's txn, client, lease and timestamp (hd_idx) into the
          * answer. hdr.recirc.pend is cleared with the walk's decisions below. */
         if (ptype == P_GRANT && hdr.recirc.pend == 1) {
-            meta.hd_idx = hdr.recirc.pslot;
             ans_grant_pending();
             h_pend_lo();
         } else if (ptype == P_WRITE) {
@@ -2256,14 +2260,17 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * (above, with the pending grant's answer). */
         /* The grant decided in the pass before: at its slot (hd_idx, above), its number
          * recirc.pseq_lo. */
-        if (ptype == P_RW || ph_probe3 == 1) {
-            /* hold_rel as a read: the grant number it compares with is 0 (the request's token
-             * is not the slot's holder's; an acquire's token bits must not clear a hold) */
+        if (ph == PH_RWALK || ph == PH_PROBE3) {
+            /* hold_rel as a read in a retry walk (P_RW) or the probe's third pass: the grant
+             * number it compares with is 0 (the request's token is not the slot's holder's; an
+             * acquire's token bits must not clear a hold). Chosen by the phase, which only
+             * those passes carry (a pass of another ptype with it is routed: it reads no
+             * cell), not by ptype and the probe's flag, a stage later. */
             meta.tseq_lo = 0;
         }
         if (ptype == P_WRITE || (ptype == P_GRANT && hdr.recirc.pend == 1)) {
             hold_wr.execute(meta.hd_idx);
-        } else if (REL_GO && meta.pre_ok == 1 && TXN_OK) {
+        } else if (REL_GO && PRE_OK && TXN_OK) {
             if (ptype == P_REL) {
                 SV_SEQ = hold_rel.execute(meta.hd_idx); /* the grant number before */
                 if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; } else { meta.valid = 0; }
