@@ -2323,9 +2323,19 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.a_nl.ts[63:32] = ts_hi_rd.execute(meta.hd_idx);
             hdr.a_nl.ts[31:0] = ts_lo_rd.execute(meta.hd_idx);
         }
+        /* A withdrawal found its request live; a clean walk's slot at the head is done
+         * (released or withdrawn). One if-else: the clean walk's test reads SV_STATE, which
+         * the withdrawal writes (in separate ifs, a stage apart to bf-p4c). */
+        bit<1> clean_done = 0;
+        bit<1> clean_wd = 0;
         if (ptype == P_WD && TXN_OK && SV_STATE == SS_LIVE) {
             meta.found = 1;
             SV_STATE = SS_WDRAWN;
+        } else if (ptype == P_CLEAN && hdr.recirc.cleft > 0 && SV_STATE != SS_LIVE) {
+            clean_done = 1;
+            if (SV_STATE == SS_WDRAWN) {
+                clean_wd = 1;
+            }
         }
 
         /* ================= stage: the next hop ================= */
@@ -2435,43 +2445,34 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: the heads ================= */
-        bit<3> hop = 0;         /* 1 read, 2 move at offset h_arg, 3 move at position h_arg, 4 clear */
-        bit<1> clean_done = 0;  /* clean: the slot at the head is done (released or withdrawn) */
-        bit<1> clean_wd = 0;
-        if (ptype == P_CLEAN && hdr.recirc.cleft > 0 && SV_STATE != SS_LIVE) {
-            clean_done = 1;
-            if (SV_STATE == SS_WDRAWN) {
-                clean_wd = 1;
-            }
-        }
-        if (ptype == P_REL && meta.valid == 1) {
-            hop = 2;   /* at the token's offset: h_arg and h_step computed with the level */
-        } else if (clean_done == 1) {
-            hop = 3;   /* at the walk's head: h_arg and h_step computed with the level */
-        } else if (ptype == P_RW0 || meta.found == 1 || ad == AD_PROBE) {
-            hop = 1;
-        } else if (ad == AD_RESET) {
-            hop = 4;
-        }
-        /* The levels' blocks in exclusive branches (both write meta.hv: in separate ifs they
-         * are a stage apart to bf-p4c, an output dependency); a clear takes both. */
-        if (hop == 4) {
+        /* What the pass does at the head, tested in place (an op code computed first would be
+         * a stage of its own before the blocks; the tests exclude each other: a release's
+         * valid token, a clean walk's done slot, a withdrawal's found request and the admin
+         * operations are different pass types'): move it past the token's offset h_arg
+         * (HOP_AT: head_at), past the walk's head h_arg (HOP_EQ: head_eq; h_arg and h_step
+         * computed with the level), read it, or clear both levels' (an admin reset). The
+         * levels' blocks in exclusive branches (both write meta.hv: in separate ifs they are
+         * a stage apart to bf-p4c, an output dependency). */
+#define HOP_AT (ptype == P_REL && meta.valid == 1)
+#define HOP_EQ (clean_done == 1)
+#define HOP_RD (ptype == P_RW0 || meta.found == 1 || ad == AD_PROBE)
+        if (ad == AD_RESET) {
             head_clr0.execute(meta.idx);
             head_clr1.execute(meta.idx);
         } else if (meta.level == 0) {
-            if (hop == 1) {
+            if (HOP_RD) {
                 meta.hv = head_rd0.execute(meta.idx);
-            } else if (hop == 2) {
+            } else if (HOP_AT) {
                 meta.hv = head_at0.execute(meta.idx);
-            } else if (hop == 3) {
+            } else if (HOP_EQ) {
                 meta.hv = head_eq0.execute(meta.idx);
             }
         } else if (meta.level == 1) {
-            if (hop == 1) {
+            if (HOP_RD) {
                 meta.hv = head_rd1.execute(meta.idx);
-            } else if (hop == 2) {
+            } else if (HOP_AT) {
                 meta.hv = head_at1.execute(meta.idx);
-            } else if (hop == 3) {
+            } else if (HOP_EQ) {
                 meta.hv = head_eq1.execute(meta.idx);
             }
         }
@@ -2486,11 +2487,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * expression too complex"). */
         head_diff();
         bit<1> adv = 0;
-        if (hop == 2) {
+        if (HOP_AT) {
             if (meta.hdiff[14:0] == 0) {
                 adv = 1;
             }
-        } else if (hop == 3) {
+        } else if (HOP_EQ) {
             if (meta.hdiff == 0) {
                 adv = 1;
             }
