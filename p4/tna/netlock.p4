@@ -1632,7 +1632,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* Answers. The source of every answer to a client is the lock's server address. ans_client
      * leaves its destination to the caller: ans_to_client's ip:port, or the slot's client as the
      * pool's blocks read it (ans_slot_client). */
-    action ans_client(bit<8> op, bit<8> fwd) {
+    /* ans_client but the token, which the caller writes (a field written twice in a pass is
+     * two stages to bf-p4c: the pending grant's token halves come from two hashes) */
+    action ans_client_notok(bit<8> op, bit<8> fwd) {
         meta.a_valid = 1;
         meta.a_routed = 1;
         hdr.ansx.auth = 0;
@@ -1649,9 +1651,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.prio = 0;
         hdr.a_nl.tenant = 0;
         /* txn, ts and lease: each caller's, or the slot's as the pool's blocks read them */
+        hdr.a_nl.slots = 0;
+    }
+    action ans_client(bit<8> op, bit<8> fwd) {
+        ans_client_notok(op, fwd);
         hdr.a_nl.token_hi = 0;
         hdr.a_nl.token_lo = 0;
-        hdr.a_nl.slots = 0;
     }
     action ans_to_client(bit<8> op, bit<32> ip, bit<16> port, bit<8> fwd) {
         ans_client(op, fwd);
@@ -1707,7 +1712,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * which the pool's blocks read at hd_idx (the pending slot) into the answer's fields, the
      * port and tenant after them (ans_slot_client). */
     action ans_grant_pending() {
-        ans_client(OP_GRANT, SV_FWD);
+        ans_client_notok(OP_GRANT, SV_FWD);   /* token_lo: h_pend_lo */
         hdr.a_nl.mode = SV_MODE;
         hdr.a_nl.prio = SV_PRIO;
         hdr.a_nl.token_hi = TOK_HI_SLICED(tok_pend_hi, hdr.recirc.pseq_hi, hdr.recirc.pseq_lo);
@@ -2114,9 +2119,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
         bit<1> ph_probe2 = 1w0;
-        if (adm2 == 1 && ph == PH_PROBE2) { ph_probe2 = 1w1; }
+        if (meta.kind == K_ADMIN && ph == PH_PROBE2) { ph_probe2 = 1w1; }   /* adm2's, tested in place */
         bit<1> ph_probe3 = 1w0;
-        if (adm2 == 1 && ph == PH_PROBE3) { ph_probe3 = 1w1; }
+        if (meta.kind == K_ADMIN && ph == PH_PROBE3) { ph_probe3 = 1w1; }
 
 
         /* ================= the level and the slot ================= */
@@ -2129,7 +2134,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             lvl = hdr.recirc.level;
         } else if (ptype == P_CLEAN) {
             lvl = hdr.recirc.clevel;
-        } else if (ad == AD_PROBE || ph_probe2 == 1 || ph_probe3 == 1) {
+        } else if ((ptype == P_ADMIN && st == ADM_PROBE) || ph_probe2 == 1 || ph_probe3 == 1) {
+            /* a probe's level (st, not ad, which is a stage later: a probe that does not go
+             * on, no lock or a level above 1, uses no level) */
             lvl = hdr.admin.level;
         } else if (hdr.nl.prio == 0) {
             lvl = 8w0;
