@@ -2506,86 +2506,64 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (adv == 1) {
             head = head + meta.h_step;
         }
-        if (ptype == P_CLEAN && clean_done == 1 && adv == 0) {
-            clean_done = 0;   /* the head is not where the walk left it: stop */
-            clean_wd = 0;
-        }
+        /* The clean walk goes on over its done slot only when the head was where the walk
+         * left it (adv), else it stops: tested in place below (clearing clean_done here would
+         * be a stage before every test of it). */
+#define CLEAN_GO (clean_done == 1 && adv == 1)
 
         /* ================= stage: lk_q, lk_q_hi ================= */
-        /* The worked level: 1 take a slot (q_take), 2 take q_dec off and read (q_sub), 3 full?
-         * (q_full), 4 clear; the other level: 2 read, 4 clear. */
-        bit<8> qop = 0;
-        bit<8> qoo = 0;
-        /* q_sub's decrement of the worked level (q_dec0 or q_dec1; the other level's stays 0) */
+        /* The worked level's block: take a slot (Q_TAKE: an acquire or push-back that did not
+         * overflow at lk_buf), ask whether it is full (Q_FULL: a try), take q_dec off and read
+         * (Q_SUB: the passes that free a slot, walk or probe; the other level's is read), or
+         * clear both levels' (an admin reset). Tested in place: an op code per level computed
+         * first was two stages before the blocks (the pass types exclude each other). */
+#define Q_TAKE (ptype == P_ACQ && acq_go == 1 && (meta.kind == K_PB || ov_b == 0))
+#define Q_FULL (ptype == P_TRY && acq_go == 1)
+#define Q_SUB (ptype == P_RW0 || ptype == P_CLEAN || ptype == P_BINC || (ptype == P_REL && meta.valid == 1) || \
+               meta.found == 1 || ad == AD_PROBE || ad == AD_SETB)
+        /* q_sub's decrement of the worked level (q_dec0 or q_dec1; the other level's stays 0):
+         * a release's slot is free when the head moved past it, a clean walk's head moved
+         * over a done slot */
         meta.q_dec0 = 0;
         meta.q_dec1 = 0;
-        if (ptype == P_ACQ && acq_go == 1) {
-            if (meta.kind == K_PB || ov_b == 0) {
-                qop = 1;
-            }
-        } else if (ptype == P_TRY && acq_go == 1) {
-            qop = 3;
-        } else if (ptype == P_RW0 || (ptype == P_CLEAN && clean_done == 0) || ptype == P_BINC) {
-            qop = 2;
-            qoo = 2;
-        } else if (ptype == P_REL && meta.valid == 1) {
-            qop = 2;
-            qoo = 2;
-            if (adv == 1) {   /* its slot is free when the head moved past it */
-                if (meta.level == 0) { meta.q_dec0 = 1; } else { meta.q_dec1 = 1; }
-            }
+        if ((ptype == P_REL && meta.valid == 1 && adv == 1) || CLEAN_GO) {
+            if (meta.level == 0) { meta.q_dec0 = 1; } else { meta.q_dec1 = 1; }
+        }
+        /* lk_done: done slots counted (a release whose head did not move, a withdrawal),
+         * uncounted as the clean walk moves the head over them */
+        if (ptype == P_REL && meta.valid == 1) {
             if (adv == 1) { meta.d_inc = 16w0; } else { meta.d_inc = 16w1; }
             meta.dv = done_add.execute(meta.idx);
-        } else if (clean_done == 1) {
-            qop = 2;
-            qoo = 2;
-            /* the head moved over a done slot */
-            if (meta.level == 0) { meta.q_dec0 = 1; } else { meta.q_dec1 = 1; }
+        } else if (CLEAN_GO) {
             meta.d_inc = 0xffff;
             meta.dv = done_add.execute(meta.idx);
         } else if (meta.found == 1) {
-            qop = 2;
-            qoo = 2;
             meta.d_inc = 1;
             meta.dv = done_add.execute(meta.idx);
         } else if (ad == AD_RESET) {
-            qop = 4;
-            qoo = 4;
             done_clr.execute(meta.idx);
-        } else if (ad == AD_PROBE || ad == AD_SETB) {
-            qop = 2;
-            qoo = 2;
         } else if (ph_probe2 == 1) {
             meta.dv = done_rd.execute(meta.idx);
         }
-        bit<8> qop0;   /* each written once (a default overridden is a stage to bf-p4c) */
-        bit<8> qop1;
-        if (meta.level == 0) {
-            qop0 = qop;
-            qop1 = qoo;
-        } else {
-            qop0 = qoo;
-            qop1 = qop;
-        }
         bit<16> r0 = 0;
         bit<16> r1 = 0;
-        if (qop0 == 1) {
-            r0 = q_take0.execute(meta.idx);
-        } else if (qop0 == 2) {
-            r0 = q_sub0.execute(meta.idx);
-        } else if (qop0 == 3) {
-            r0 = q_full0.execute(meta.idx);
-        } else if (qop0 == 4) {
+        if (ad == AD_RESET) {
             q_clr0.execute(meta.idx);
+        } else if (meta.level == 0 && Q_TAKE) {
+            r0 = q_take0.execute(meta.idx);
+        } else if (meta.level == 0 && Q_FULL) {
+            r0 = q_full0.execute(meta.idx);
+        } else if (Q_SUB) {
+            r0 = q_sub0.execute(meta.idx);
         }
-        if (qop1 == 1) {
-            r1 = q_take1.execute(meta.idx);
-        } else if (qop1 == 2) {
-            r1 = q_sub1.execute(meta.idx);
-        } else if (qop1 == 3) {
-            r1 = q_full1.execute(meta.idx);
-        } else if (qop1 == 4) {
+        if (ad == AD_RESET) {
             q_clr1.execute(meta.idx);
+        } else if (meta.level == 1 && Q_TAKE) {
+            r1 = q_take1.execute(meta.idx);
+        } else if (meta.level == 1 && Q_FULL) {
+            r1 = q_full1.execute(meta.idx);
+        } else if (Q_SUB) {
+            r1 = q_sub1.execute(meta.idx);
         }
         if (meta.level == 0) {
             meta.qv = r0;
@@ -2841,7 +2819,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.g_arg = nc;
             }
             goo = 1;
-        } else if (clean_wd == 1) {
+        } else if (clean_wd == 1 && adv == 1) {
             gop = 3;   /* h_arg: the walk's head, computed with the level */
         } else if (ptype == P_WD0 || ad == AD_PROBE) {
             gop = 1;
@@ -3079,7 +3057,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         } else if (ptype == P_CLEAN) {
             /* ---- clean walk: move the head over done slots ---- */
-            if (clean_done == 1) {
+            if (CLEAN_GO) {
                 hdr.recirc.cleft = hdr.recirc.cleft - 1;
                 hdr.recirc.chead = head;
                 hdr.recirc.pclean = 0;
