@@ -1232,10 +1232,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     RegisterAction<bit<32>, lock_t, bit<32>>(lk_buf) buf_set = {
         void apply(inout bit<32> v) { v = meta.b_val; }
     };
-/* Each returns 16 bits: a count's low half (a level holds at most 2^16 - 1 slots), or 0/1. */
+/* Each returns 16 bits, a count's low half (a level holds at most 2^16 - 1 slots) or 0/1, but q_take
+ * one bit (1: it took a slot), which TAKE tests beside the pass's flags in one gateway. */
 #define Q_LEVEL(NL, REG) \
-    RegisterAction<bit<32>, lock_t, bit<16>>(REG) q_take##NL = { \
-        void apply(inout bit<32> v, out bit<16> rv) { \
+    RegisterAction<bit<32>, lock_t, bit<1>>(REG) q_take##NL = { \
+        void apply(inout bit<32> v, out bit<1> rv) { \
             rv = 0; \
             if (v < meta.q_lim) { v = v + 1; rv = 1; } } }; \
     RegisterAction<bit<32>, lock_t, bit<16>>(REG) q_sub##NL = { \
@@ -2547,10 +2548,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         bit<16> r0 = 0;
         bit<16> r1 = 0;
+        /* q_take's answer, 1 when it took a slot, in a 1-bit field of each level's own: the
+         * tests of TAKE below read it with the pass's other flags in one gateway */
+        bit<1> took0 = 0;
+        bit<1> took1 = 0;
         if (ad == AD_RESET) {
             q_clr0.execute(meta.idx);
         } else if (meta.level == 0 && Q_TAKE) {
-            r0 = q_take0.execute(meta.idx);
+            took0 = q_take0.execute(meta.idx);
         } else if (meta.level == 0 && Q_FULL) {
             r0 = q_full0.execute(meta.idx);
         } else if (Q_SUB) {
@@ -2559,7 +2564,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (ad == AD_RESET) {
             q_clr1.execute(meta.idx);
         } else if (meta.level == 1 && Q_TAKE) {
-            r1 = q_take1.execute(meta.idx);
+            took1 = q_take1.execute(meta.idx);
         } else if (meta.level == 1 && Q_FULL) {
             r1 = q_full1.execute(meta.idx);
         } else if (Q_SUB) {
@@ -2595,7 +2600,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<1> binc = 0;      /* lk_buf one more in the next pass (PH_BINC) */
         bit<1> binc_qe = 0;   /* ... and a full level decided it: check queue-empty there */
         if (ptype == P_ACQ && acq_go == 1) {
-            if (meta.qv == 0) {
+            if (took0 == 0 && took1 == 0) {
                 meta.ov = 1;
                 if (meta.kind == K_PB) {
                     binc_qe = 1;
@@ -2611,7 +2616,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ================= stage: lk_state ================= */
         /* An acquire takes a place at the lock (tested in place, as REL_GO). */
-#define TAKE (ptype == P_ACQ && acq_go == 1 && meta.ov == 0)
+#define TAKE (ptype == P_ACQ && acq_go == 1 && (took0 == 1 || took1 == 1))
         if (ptype == P_REL || examine == 1 || ptype == P_WD) {
             meta.s_mode = SV_MODE;
         } else {
