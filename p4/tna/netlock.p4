@@ -2512,6 +2512,28 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * be a stage before every test of it). */
 #define CLEAN_GO (clean_done == 1 && adv == 1)
 
+        /* The admin probe's offset (head + the offset asked for, modulo the level's size),
+         * computed as soon as the head is read rather than with the decisions below, which
+         * read none of it (four dependent actions after them, before). */
+        if (ad == AD_PROBE && meta.size != 0) {
+            /* the head's offset (its low 15 bits) widened by one hash: a 15-bit field
+             * written by one hash and read by the next (meta.h15, before) crashed bf-p4c
+             * 9.13.4 after PHV allocation (GeneratePrimitiveInfo, 2026-11-30 at 0aa067c) */
+            meta.p_o = off_head.get({meta.hv[14:0]});
+            h_adm_off();   /* meta.gt: the offset asked for, widened, to the add */
+            probe_add();
+            meta.gt = plim_h.get({meta.size});   /* here: q_lim ends at the counters */
+            probe_wrap();
+            probe_min();
+            /* The probe's later passes use the slot at this offset as the grant walk does
+             * (at_cur: region start + recirc.cur), not a sum computed here: an add into the
+             * recirculated header read meta.left and meta.p_o split at bit 16 (bf-p4c:
+             * "requires too many sources"). The hash unit takes the low 16 bits (IDENTITY):
+             * a slice p_o[15:0] would tie the adders' whole 32-bit p_o to the 16-bit
+             * positions ("cannot find a slicing to satisfy @pa_container_size"). */
+            hdr.recirc.cur = off_probe.get({meta.p_o});   /* p_o < size <= 0x8000 */
+        }
+
         /* ================= stage: lk_q, lk_q_hi ================= */
         /* The worked level's block: take a slot (Q_TAKE: an acquire or push-back that did not
          * overflow at lk_buf), ask whether it is full (Q_FULL: a try), take q_dec off and read
@@ -3162,23 +3184,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.admin.result = AR_BADREQ;
                     meta.reply = 1;
                 } else {
-                    /* the head's offset (its low 15 bits) widened by one hash: a 15-bit field
-                     * written by one hash and read by the next (meta.h15, before) crashed bf-p4c
-                     * 9.13.4 after PHV allocation (GeneratePrimitiveInfo, 2026-11-30 at 0aa067c) */
-                    meta.p_o = off_head.get({meta.hv[14:0]});
-                    h_adm_off();   /* meta.gt: the offset asked for, widened, to the add */
-                    probe_add();
-                    meta.gt = plim_h.get({meta.size});   /* here: q_lim ends at the counters */
-                    probe_wrap();
-                    probe_min();
-                    /* The probe's later passes use the slot at this offset as the grant
-                     * walk does (at_cur: region start + recirc.cur), not a sum computed
-                     * here: an add into the recirculated header read meta.left and meta.p_o
-                     * split at bit 16 (bf-p4c: "requires too many sources"). The hash unit
-                     * takes the low 16 bits (IDENTITY): a slice p_o[15:0] would tie the
-                     * adders' whole 32-bit p_o to the 16-bit positions ("cannot find a slicing
-                     * to satisfy @pa_container_size"). */
-                    hdr.recirc.cur = off_probe.get({meta.p_o});   /* p_o < size <= 0x8000 */
+                    /* hdr.recirc.cur: the offset probed, computed after the heads */
                     ADM_HI = meta.tok_hi;
                     hdr.recirc.a_lo = meta.tok_lo;
                     again(PH_PROBE2);
