@@ -595,8 +595,6 @@ struct metadata_t {
      * two (see there) */
     bit<32> st_wstep;
     bit<32> st_wwait;
-    bit<3>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear */
-    bit<3>  gop1;
     /* register action results */
     bit<1>  txn_hi_ok;  /* 1-bit register action outputs (bf-p4c takes them; 8 bits each did */
     bit<1>  txn_lo_ok;  /* not fit the PHV, 2026-11-30): so are valid, grant and compat */
@@ -917,9 +915,9 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<bit<16>, lock_t, bit<16>>(gnext##NL) gnext_rd##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
     RegisterAction<bit<16>, lock_t, bit<16>>(gnext##NL) gnext_set##NL = { \
-        void apply(inout bit<16> v, out bit<16> rv) { \
-            if (meta.gop##NL == 4) { v = 0; } else { v = meta.g_arg; } \
-            rv = v; } }; \
+        void apply(inout bit<16> v, out bit<16> rv) { v = meta.g_arg; rv = v; } }; \
+    RegisterAction<bit<16>, lock_t, bit<16>>(gnext##NL) gnext_clr##NL = { \
+        void apply(inout bit<16> v) { v = 0; } }; \
     RegisterAction<bit<16>, lock_t, bit<16>>(gnext##NL) gnext_follow##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
             rv = v; \
@@ -2828,55 +2826,55 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 pass_on = 1;
             }
         }
-        bit<3> gop = 0;    /* this level: 1 read, 2 set to g_arg, 3 follow the head, 4 clear */
-        bit<3> goo = 0;    /* the other level: 1 read, 4 clear */
-        if (TAKE && meta.grant == 1) {
+        /* gnext's blocks chosen by the pass's tests in place (the pass types exclude each
+         * other; op codes per level computed first were two stages before the blocks): the
+         * worked level's is set to g_arg past the slot just taken and granted, or past the
+         * slot a grant walk passed; read by a release, a found withdrawal, a grant walk, a
+         * withdrawal's first pass and the admin probe; followed past the clean walk's head
+         * when it moved over a withdrawn slot; the other level's read by a release, a found
+         * withdrawal and a grant walk; both cleared by an admin reset. */
+#define G_SET_TAKE (TAKE && meta.grant == 1)
+#define G_SET_WALK (examine == 1 && used == 1)
+#define G_OTHER_RD ((ptype == P_REL && meta.valid == 1) || meta.found == 1 || examine == 1)
+#define G_RD (G_OTHER_RD || ptype == P_WD0 || ad == AD_PROBE)
+#define G_FOLLOW (clean_wd == 1 && adv == 1)
+        if (G_SET_TAKE) {
             /* past the slot just taken and granted: the position after the tail before the
              * enqueue, computed here (a stateful ALU compare takes one PHV operand, and
              * QNEXT of a PHV value needs two: the position and the region's end) */
-            gop = 2;
             QNEXT_SET(meta.g_arg, meta.tail)
-        } else if ((ptype == P_REL && meta.valid == 1) || meta.found == 1) {
-            gop = 1;
-            goo = 1;
-        } else if (examine == 1) {
-            gop = 1;
-            if (used == 1) {
-                gop = 2;
-                meta.g_arg = nc;
-            }
-            goo = 1;
-        } else if (clean_wd == 1 && adv == 1) {
-            gop = 3;   /* h_arg: the walk's head, computed with the level */
-        } else if (ptype == P_WD0 || ad == AD_PROBE) {
-            gop = 1;
-        } else if (ad == AD_RESET) {
-            gop = 4;
-            goo = 4;
+        } else if (G_SET_WALK) {
+            meta.g_arg = nc;
         }
-        if (meta.level == 0) { meta.gop0 = gop; } else { meta.gop0 = goo; }
-        if (meta.level == 0) { meta.gop1 = goo; } else { meta.gop1 = gop; }
         bit<16> g0 = 0;
         bit<16> g1 = 0;
-        if (meta.gop0 == 1) {
+        if (ad == AD_RESET) {
+            gnext_clr0.execute(meta.idx);
+        } else if (meta.level == 0) {
+            if (G_SET_TAKE || G_SET_WALK) {
+                g0 = gnext_set0.execute(meta.idx);
+            } else if (G_RD) {
+                g0 = gnext_rd0.execute(meta.idx);
+            } else if (G_FOLLOW) {
+                g0 = gnext_follow0.execute(meta.idx);
+                if (g0 == meta.h_arg) { g0 = g0 + meta.h_step; }   /* the value after (gnext_follow) */
+            }
+        } else if (G_OTHER_RD) {
             g0 = gnext_rd0.execute(meta.idx);
-        } else if (meta.gop0 == 2) {
-            g0 = gnext_set0.execute(meta.idx);
-        } else if (meta.gop0 == 3) {
-            g0 = gnext_follow0.execute(meta.idx);
-            if (g0 == meta.h_arg) { g0 = g0 + meta.h_step; }   /* the value after (gnext_follow) */
-        } else if (meta.gop0 == 4) {
-            gnext_set0.execute(meta.idx);
         }
-        if (meta.gop1 == 1) {
+        if (ad == AD_RESET) {
+            gnext_clr1.execute(meta.idx);
+        } else if (meta.level == 1) {
+            if (G_SET_TAKE || G_SET_WALK) {
+                g1 = gnext_set1.execute(meta.idx);
+            } else if (G_RD) {
+                g1 = gnext_rd1.execute(meta.idx);
+            } else if (G_FOLLOW) {
+                g1 = gnext_follow1.execute(meta.idx);
+                if (g1 == meta.h_arg) { g1 = g1 + meta.h_step; }
+            }
+        } else if (G_OTHER_RD) {
             g1 = gnext_rd1.execute(meta.idx);
-        } else if (meta.gop1 == 2) {
-            g1 = gnext_set1.execute(meta.idx);
-        } else if (meta.gop1 == 3) {
-            g1 = gnext_follow1.execute(meta.idx);
-            if (g1 == meta.h_arg) { g1 = g1 + meta.h_step; }
-        } else if (meta.gop1 == 4) {
-            gnext_set1.execute(meta.idx);
         }
 
         /* ================= stage: the cookie ================= */
