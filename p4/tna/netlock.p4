@@ -2902,6 +2902,30 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * syntax shows), which made these sections 25 stages of the table dependency graph's
          * critical path (docs/dataplane.md, "Where it stands"). */
         /* ---- acquire: deciding pass (a slot taken: write it in the resubmitted pass) ---- */
+        /* What comes next, at the end of each branch that sets walk, clean or finished (a
+         * release, the walks, a withdrawal): a walk, a clean walk, or a force-release's answer
+         * to the controller when it has ended (a pass that finished set neither walk nor
+         * clean). In those branches, not after the chain: there its again() came a stage after
+         * every other branch's (an output dependency on the phase), to bf-p4c. */
+#define NEXT_STEP \
+        if (walk == 1) { \
+            if (clean == 1 && ptype != P_GRANT) { \
+                hdr.recirc.pclean = 1;   /* clean once the walk ends */ \
+            } \
+            again(PH_GRANT); \
+            if (ptype != P_GRANT) { \
+                hdr.recirc.examine = 1; \
+                hdr.recirc.pend = 0; \
+            } \
+        } else if (clean == 1) { \
+            again(PH_CLEAN); \
+        } else if (forced == 1 && finished == 1 && meta.cont == 0) { \
+            if (meta.a_valid == 1) { \
+                send_next(SEND_REPLY); \
+            } else { \
+                meta.reply = 1; \
+            } \
+        }
         if (ptype == P_TRY && acq_go == 1) {
             if (meta.ov == 1 || compat == 0) {
                 ans_echo(OP_REJECT, 0, ST_WOULDBLOCK);
@@ -2996,14 +3020,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 if (meta.nhold0 == 1 && wany == 1) {
                     walk = 1;
+                    /* the walk's level and the gnext after head there (the level written
+                     * and tested in one if: a test of the field just written is a stage) */
                     if (w0 != 0) {
                         hdr.recirc.level = 0;
-                    } else {
-                        hdr.recirc.level = 1;
-                    }
-                    if (hdr.recirc.level == 0) {   /* the gnext after head at the walk's level */
                         hdr.recirc.cur = g0;
                     } else {
+                        hdr.recirc.level = 1;
                         hdr.recirc.cur = g1;
                     }
                 }
@@ -3032,17 +3055,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     ans_echo(OP_RELEASE, FL_REPLY, 0);
                 }
                 if (walk == 0 && clean == 0) {
-                    finished = 1;
                     if (forced == 1 && qe == 1) {
                         /* A clean pass that examines nothing sends queue-empty. */
-                        finished = 0;
                         clean = 1;
                         hdr.recirc.clevel = meta.level;
                         hdr.recirc.cleft = 0;
                         hdr.recirc.chead = head;
+                    } else {
+                        finished = 1;   /* written once (two writes are two stages) */
                     }
                 }
             }
+            NEXT_STEP
         } else if (ptype == P_GRANT) {
             /* ---- grant walk: send the grant decided before; examine the next waiter ---- */
             /* A grant decided here is pending for the next pass, which writes its grant
@@ -3080,6 +3104,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     finished = 1;
                 }
             }
+            NEXT_STEP
         } else if (ptype == P_CLEAN) {
             /* ---- clean walk: move the head over done slots ---- */
             if (CLEAN_GO) {
@@ -3093,6 +3118,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     ans_queue_empty();
                 }
             }
+            NEXT_STEP
         } else if (ptype == P_WD0) {
             /* ---- withdrawal ---- */
             if (meta.level == 0) {
@@ -3108,6 +3134,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 again(PH_WDRAW);
             }
+            NEXT_STEP
         } else if (ptype == P_WD) {
             if (meta.found == 1) {
                 /* recirc.cur read before the walk below moves it (no copy: one more field in
@@ -3120,14 +3147,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 if (meta.xheld == 0 && wany == 1) {
                     walk = 1;
+                    /* the walk's level and the gnext after head there (the level written
+                     * and tested in one if: a test of the field just written is a stage) */
                     if (w0 != 0) {
                         hdr.recirc.level = 0;
-                    } else {
-                        hdr.recirc.level = 1;
-                    }
-                    if (hdr.recirc.level == 0) {   /* the gnext after head at the walk's level */
                         hdr.recirc.cur = g0;
                     } else {
+                        hdr.recirc.level = 1;
                         hdr.recirc.cur = g1;
                     }
                 }
@@ -3148,6 +3174,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     again(PH_WDRAW);
                 }
             }
+            NEXT_STEP
         } else if (ptype == P_PROBE) {
             /* ---- lease-probe ---- */
             if (meta.valid == 1) {
@@ -3283,29 +3310,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.a_nl.flags = hdr.a_nl.flags | FL_FWD;
             hdr.a_nl.cip = hdr.a_ip.dip;
             hdr.a_nl.cport = hdr.a_udp.dport;
-        }
-
-        /* ================= what comes next ================= */
-        /* One if-else chain: a pass that finished set neither walk nor clean, so the
-         * force-release's test excludes the again() tables (its meta.cont is the decisions'). */
-        if (walk == 1) {
-            if (clean == 1 && ptype != P_GRANT) {
-                hdr.recirc.pclean = 1;   /* clean once the walk ends */
-            }
-            again(PH_GRANT);
-            if (ptype != P_GRANT) {
-                hdr.recirc.examine = 1;
-                hdr.recirc.pend = 0;
-            }
-        } else if (clean == 1) {
-            again(PH_CLEAN);
-        } else if (forced == 1 && finished == 1 && meta.cont == 0) {
-            /* A force-release answers the controller when it has ended. */
-            if (meta.a_valid == 1) {
-                send_next(SEND_REPLY);
-            } else {
-                meta.reply = 1;
-            }
         }
 
         /* ================= routing and answers ================= */
