@@ -2894,8 +2894,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* A grant's token: the grant number's high half, one less when its low half is above
          * the counter's (it was taken before the low half wrapped). One variable for the three
-         * passes that compute it (writing, retry walk, admin probe): they exclude each other. */
-        bit<32> hi = meta.tok_hi;
+         * passes that compute it (writing, retry walk, admin probe): they exclude each other.
+         * Written once in each, in the branches of the comparison (a default overridden later
+         * is a stage more to bf-p4c). */
+        bit<32> hi;
 
         /* The pass types' decisions, one if-else chain on ptype (a pass has one type): bf-p4c
          * orders the tables of separate ifs one after another (it knows only the exclusivity the
@@ -2962,7 +2964,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
             gt_seq_cnt();
             if (meta.gt != 0) {   /* seq > tok_lo */
-                hi = hi - 1;
+                hi = meta.tok_hi - 1;
+            } else {
+                hi = meta.tok_hi;
             }
             ans_grant(hdr.nl.cip, hdr.nl.cport, hdr.nl.tenant);
             hdr.a_nl.ts = hdr.nl.ts;
@@ -2987,7 +2991,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (SV_SEQ != 0) {
                     gt_slot_cnt();
                     if (meta.gt != 0) {   /* SV_SEQ > tok_lo */
-                        hi = hi - 1;
+                        hi = meta.tok_hi - 1;
+                    } else {
+                        hi = meta.tok_hi;
                     }
                     ans_grant_slot();   /* its ts the slot's, read by the pool's flags block */
                     hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, SV_SEQ);
@@ -3272,10 +3278,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.cip = hdr.a_ip.dip;
                 hdr.nl.cport = meta.rd_port;
                 if (SV_SEQ != 0) {
-                    hi = ADM_HI;
                     gt_slot_val();
                     if (meta.gt != 0) {   /* SV_SEQ > a_lo */
-                        hi = hi - 1;
+                        hi = ADM_HI - 1;
+                    } else {
+                        hi = ADM_HI;
                     }
                     hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, SV_SEQ);
                     h_probe_lo();
