@@ -2784,30 +2784,24 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: the tails ================= */
-        bit<8> top = 0;   /* 1 read, 2 enqueue, 4 clear */
-        if (TAKE) {
-            top = 2;
-        } else if (ad == AD_PROBE) {
-            top = 1;
-        } else if (ad == AD_RESET) {
-            top = 4;
-        }
-        if (meta.level == 0 || top == 4) {
-            if (top == 1) {
-                meta.tail = tail_rd0.execute(meta.idx);
-            } else if (top == 2) {
+        /* The tail: enqueued by an acquire that takes a place (TAKE), read by the admin probe,
+         * both levels' cleared by an admin reset; chosen by those tests in place (an op code
+         * computed first is a stage before the blocks), the levels' blocks in exclusive
+         * branches (both write meta.tail). */
+        if (ad == AD_RESET) {
+            tail_clr0.execute(meta.idx);
+            tail_clr1.execute(meta.idx);
+        } else if (meta.level == 0) {
+            if (TAKE) {
                 meta.tail = tail_enq0.execute(meta.idx);
-            } else if (top == 4) {
-                tail_clr0.execute(meta.idx);
+            } else if (ad == AD_PROBE) {
+                meta.tail = tail_rd0.execute(meta.idx);
             }
-        }
-        if (meta.level == 1 || top == 4) {
-            if (top == 1) {
-                meta.tail = tail_rd1.execute(meta.idx);
-            } else if (top == 2) {
+        } else if (meta.level == 1) {
+            if (TAKE) {
                 meta.tail = tail_enq1.execute(meta.idx);
-            } else if (top == 4) {
-                tail_clr1.execute(meta.idx);
+            } else if (ad == AD_PROBE) {
+                meta.tail = tail_rd1.execute(meta.idx);
             }
         }
 
