@@ -1365,19 +1365,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.left1 = (slot_t)left1;
         meta.size1 = size1;
         meta.server = server;
+        /* The slot indices a pass may use, each region start plus a position (its wrap bit
+         * cut off), added here with the action data: one add each, in the table's stage, so
+         * that choosing the slot later is a choice and not an add after it. (Added in an
+         * action after the table, from the region starts in the PHV, they tied the positions
+         * and the slot numbers into one cluster of 27 operands, more than a MAU group holds.) */
+        meta.at_off0 = (slot_t)left0 + meta.o_res;
+        meta.at_off1 = (slot_t)left1 + meta.o_res;
+        meta.at_cur0 = (slot_t)left0 + meta.o_cur;
+        meta.at_cur1 = (slot_t)left1 + meta.o_cur;
+        meta.at_ch0 = (slot_t)left0 + meta.o_ch;
+        meta.at_ch1 = (slot_t)left1 + meta.o_ch;
         lock_hits.count();
-    }
-    /* The slot indices a pass may use, each region start plus a position (its wrap bit cut
-     * off): one add each, in the stage after lock_table, so that choosing the slot later is a
-     * choice and not an add after it. Not in lock_hit's action: the positions are widened by
-     * hashes in the first stage, and lock_table, reading none, is looked up beside them. */
-    action slot_starts() {
-        meta.at_off0 = meta.left0 + meta.o_res;
-        meta.at_off1 = meta.left1 + meta.o_res;
-        meta.at_cur0 = meta.left0 + meta.o_cur;
-        meta.at_cur1 = meta.left1 + meta.o_cur;
-        meta.at_ch0 = meta.left0 + meta.o_ch;
-        meta.at_ch1 = meta.left1 + meta.o_ch;
     }
     action lock_pause(bit<32> index, bit<32> left0, bit<16> size0, bit<32> left1, bit<16> size1,
                       bit<16> server) {
@@ -1881,7 +1880,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.nl.op == OP_PUSHBACK ||
                     (hdr.nl.op == OP_ADMIN && hdr.nl.status >= 16 && hdr.nl.status <= 31)) {
                 lock_table.apply();
-                slot_starts();
             }
             /* The lock's server, looked up as soon as the lock's entry is there, not after the
              * checks that decide the kind (a stage fewer): its fields are read only in the

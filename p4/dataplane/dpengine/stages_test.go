@@ -191,6 +191,17 @@ func TestTofinoPHV(t *testing.T) {
 		t.Errorf("ingress %v: docs/dataplane.md says its control uses more than the %d bits Tofino 1's stages reach and less than Tofino 2's %d; update it",
 			ig, t1.MAU, t2.MAU)
 	}
+	// The compiler allocated the program's PHV only once no cluster of operands was wider
+	// than a MAU group (docs/dataplane.md, "The real compiler"); a rewrite that ties more
+	// fields into one (an add of two PHV fields that were each added to action data before)
+	// is refused here, before a 20-minute compile finds it.
+	for _, d := range []tofino.PHVDemand{ig, eg} {
+		for _, w := range d.Widest {
+			if w.Fields > t1.Group {
+				t.Errorf("a cluster of %d operands, wider than a MAU group's %d containers: %v", w.Fields, t1.Group, w)
+			}
+		}
+	}
 	row := func(name string, d tofino.PHVDemand) string {
 		roots := d.Roots()
 		if len(roots) > 8 {
