@@ -2160,6 +2160,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * alike; bf-p4c failed, "Unbalanced slicing detected", on 32 against 16 bits) */
             if (meta.h_arg == meta.q_end0x) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
         }
+        /* The position after the walk's (recirc.cur), for a grant walk's gnext: computed with
+         * the level's ends, before anything writes recirc.cur (the admin probe, the decisions) */
+        bit<16> nc;
+        QNEXT_SET(nc, hdr.recirc.cur)
         bit<16> lvl_osize = meta.size0;
         if (lvl == 0) { lvl_osize = meta.size1; }
         /* The slot the pool blocks use, chosen by the pass's phase alone: every pass type that
@@ -2332,6 +2336,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * the withdrawal writes (in separate ifs, a stage apart to bf-p4c). */
         bit<1> clean_done = 0;
         bit<1> clean_wd = 0;
+        bit<1> sv_live = 0;   /* the slot view's state is live (USED, in gnext's stage) */
+        if (SV_STATE == SS_LIVE) { sv_live = 1; }
         if (ptype == P_WD && TXN_OK && SV_STATE == SS_LIVE) {
             meta.found = 1;
             SV_STATE = SS_WDRAWN;
@@ -2748,8 +2754,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             wait0_clr.execute(meta.idx);
             wait1_clr.execute(meta.idx);
         }
-        bit<1> wany = 1w1;   /* somebody waits, at either level */
-        if (w0 == 0 && w1 == 0) { wany = 1w0; }
+        bit<1> wany;   /* somebody waits, at either level (written once: two writes are two stages) */
+        if (w0 == 0 && w1 == 0) { wany = 1w0; } else { wany = 1w1; }
 
         /* ================= stage: the grant counter ================= */
         /* The pass takes the next grant number (tested in place, as REL_GO). */
@@ -2804,14 +2810,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: gnext ================= */
-        bit<16> nc;
-        QNEXT_SET(nc, hdr.recirc.cur)
-        bit<1> used = 0;   /* grant walk: the slot examined is passed (granted, or not live) */
+        /* A grant walk passes the slot it examines (USED) when it granted it or the slot is not
+         * live, tested in place on sv_live (computed with the slot's flags: a != under an || is
+         * "gateway condition too complex"; a flag computed here would be a stage before gnext). */
+#define USED (examine == 1 && (sv_live == 0 || meta.grant == 1))
         bit<1> pass_on = 0;   /* ... and the walk may go past it (not a live exclusive request) */
-        if (examine == 1 && (SV_STATE != SS_LIVE || meta.grant == 1)) {
-            used = 1;
-            /* Tofino's gateways: no != under an || beside other terms ("gateway condition too
-             * complex"), hence the slot's test as an equality on state and mode. */
+        if (USED) {
+            /* the slot's test as an equality on state and mode (as above) */
             if (SV_STATE == SS_LIVE && SV_MODE == MODE_X) {
                 pass_on = 0;
             } else {
@@ -2826,7 +2831,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * when it moved over a withdrawn slot; the other level's read by a release, a found
          * withdrawal and a grant walk; both cleared by an admin reset. */
 #define G_SET_TAKE (TAKE && meta.grant == 1)
-#define G_SET_WALK (examine == 1 && used == 1)
+#define G_SET_WALK USED
 #define G_OTHER_RD ((ptype == P_REL && meta.valid == 1) || meta.found == 1 || examine == 1)
 #define G_RD (G_OTHER_RD || ptype == P_WD0 || ad == AD_PROBE)
 #define G_FOLLOW (clean_wd == 1 && adv == 1)
@@ -2835,8 +2840,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * enqueue, computed here (a stateful ALU compare takes one PHV operand, and
              * QNEXT of a PHV value needs two: the position and the region's end) */
             QNEXT_SET(meta.g_arg, meta.tail)
-        } else if (G_SET_WALK) {
-            meta.g_arg = nc;
+        } else if (examine == 1) {
+            meta.g_arg = nc;   /* read only if the walk passes the slot (G_SET_WALK) */
         }
         bit<16> g0 = 0;
         bit<16> g1 = 0;
@@ -2848,8 +2853,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (G_RD) {
                 g0 = gnext_rd0.execute(meta.idx);
             } else if (G_FOLLOW) {
-                g0 = gnext_follow0.execute(meta.idx);
-                if (g0 == meta.h_arg) { g0 = g0 + meta.h_step; }   /* the value after (gnext_follow) */
+                gnext_follow0.execute(meta.idx);   /* its value is not read: a clean walk reads no gnext */
             }
         } else if (G_OTHER_RD) {
             g0 = gnext_rd0.execute(meta.idx);
@@ -2862,8 +2866,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (G_RD) {
                 g1 = gnext_rd1.execute(meta.idx);
             } else if (G_FOLLOW) {
-                g1 = gnext_follow1.execute(meta.idx);
-                if (g1 == meta.h_arg) { g1 = g1 + meta.h_step; }
+                gnext_follow1.execute(meta.idx);
             }
         } else if (G_OTHER_RD) {
             g1 = gnext_rd1.execute(meta.idx);
