@@ -1376,6 +1376,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.at_cur1 = (slot_t)left1 + meta.o_cur;
         meta.at_ch0 = (slot_t)left0 + meta.o_ch;
         meta.at_ch1 = (slot_t)left1 + meta.o_ch;
+        /* The token's offset into each level's region (the token's level, tok_room and the
+         * gateways below), with the action data: a stage before tok_room, not two (a miss
+         * leaves both 0, and the token names no level: its sizes are 0). */
+        meta.t_off = meta.tslot - (slot_t)left0;
+        meta.left = meta.tslot - (slot_t)left1;
         lock_hits.count();
     }
     action lock_pause(bit<32> index, bit<32> left0, bit<16> size0, bit<32> left1, bit<16> size1,
@@ -1553,6 +1558,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action h_now_b() { meta.now_b = clk_16.get({ig_md.ingress_mac_tstamp[47:16]}); }
     action h_now_c() { meta.now_c = clk_17.get({ig_md.ingress_mac_tstamp[47:17]}); }
     action h_now_d() { meta.now_d = clk_21.get({ig_md.ingress_mac_tstamp[47:21]}); }
+    action h_tslot() { meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]}); }
     action h_o_cur() { meta.o_cur = off_cur.get({meta.cur15}); }
     action h_o_ch() { meta.o_ch = off_ch.get({meta.ch15}); }
     action h_tseq_lo() {
@@ -1595,11 +1601,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
     action head_diff() {
         meta.hdiff = meta.hv - meta.h_arg;
-    }
-    /* The token's offset into each level's region (the token's level, below) */
-    action tok_diff() {
-        meta.t_off = meta.tslot - meta.left0;
-        meta.left = meta.tslot - meta.left1;
     }
     action tok_room() {
         meta.t_off = (slot_t)meta.size0 |-| meta.t_off;
@@ -1780,6 +1781,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.cont = 0;
         meta.resub_go = 0;
         meta.o_res = off_res.get({meta.off15});
+        h_tslot();   /* the token's slot, for lock_table's action */
         h_o_cur();   /* slot_t is 32 bits at the default sizes */
         h_o_ch();
         hdr.kind.setInvalid();
@@ -1933,9 +1935,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * 2^w >= 2^SLOT_BITS - left >= size (w the width of slot_t). Computed in every pass,
          * beside the checks that decide the pass's kind rather than after them (a route's
          * pass does not read it): bf-p4c would order it after those checks' tables. */
-        meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
-        tok_diff();
-        tok_room();
+        tok_room();   /* after lock_table's action, which takes the token's offsets */
         /* t_in: the token names a level (tlevel != 2), as a flag: a != in a condition that
          * ORs several tests is "gateway condition too complex" to bf-p4c (1c9e8e9). */
         bit<1> t_in;
@@ -2879,6 +2879,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             ADM_HI = cookie_hi.execute(0);
         } else if (adm2 == 1 && ph == PH_COOKIE2) {
             hdr.recirc.a_lo = cookie_lo.execute(0);
+        } else if (ad == AD_TBASE) {
+            /* the token base's value >> SLOT_BITS straight into the second pass's a_hi/a_lo
+             * (no copy): here, in the if-else that writes them for the cookie (two ifs
+             * writing one field are a stage apart to bf-p4c), before the decisions compare
+             * it with the counter */
+            ADM_HI = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
+            h_want_lo();
         }
 
         /* =============================== decisions =============================== */
@@ -3019,7 +3026,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 finished = 1;
             } else {
-                if (meta.nhold0 == 1 && wany == 1) {
+                /* A walk when nobody holds and somebody waits: the waiters' counts tested in
+                 * place (wany is a stage after them). */
+                if (meta.nhold0 == 1 && w0 == 0 && w1 == 0) {
+                    /* nobody waits */
+                } else if (meta.nhold0 == 1) {
                     walk = 1;
                     /* the walk's level and the gnext after head there (the level written
                      * and tested in one if: a test of the field just written is a stage) */
@@ -3146,7 +3157,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.recirc.cleft = meta.qv;
                     hdr.recirc.chead = head;
                 }
-                if (meta.xheld == 0 && wany == 1) {
+                /* a walk when nobody holds exclusively and somebody waits (the waiters'
+                 * counts tested in place, as the release's) */
+                if (meta.xheld == 0 && w0 == 0 && w1 == 0) {
+                    /* nobody waits */
+                } else if (meta.xheld == 0) {
                     walk = 1;
                     /* the walk's level and the gnext after head there (the level written
                      * and tested in one if: a test of the field just written is a stage) */
@@ -3162,6 +3177,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (walk == 0 && clean == 0) {
                     finished = 1;
                 }
+                NEXT_STEP
             } else {
                 if (SV_STATE == SS_LIVE) {
                     hdr.recirc.left = hdr.recirc.left - 1;
@@ -3171,11 +3187,20 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (hdr.recirc.left == 0 || hdr.recirc.steps == 0) {
                     ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
                     finished = 1;
+                    /* NEXT_STEP's case for a pass that finished (no walk, no clean walk here;
+                     * in this branch, not after it: the next step's again() below would be a
+                     * stage before it) */
+                    if (forced == 1 && meta.cont == 0) {
+                        if (meta.a_valid == 1) {
+                            send_next(SEND_REPLY);
+                        } else {
+                            meta.reply = 1;
+                        }
+                    }
                 } else {
                     again(PH_WDRAW);
                 }
             }
-            NEXT_STEP
         } else if (ptype == P_PROBE) {
             /* ---- lease-probe ---- */
             if (meta.valid == 1) {
@@ -3220,10 +3245,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.recirc.a_lo = meta.tok_lo;
                 again(PH_RESET2);
             } else if (ad == AD_TBASE) {
-                /* Raise the grant counter so that every later token is above value. */
-                /* value >> SLOT_BITS straight into the second pass's a_hi/a_lo (no copy) */
-                ADM_HI = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
-                h_want_lo();
+                /* Raise the grant counter so that every later token is above value (a_hi and
+                 * a_lo: value >> SLOT_BITS, written with the cookie's blocks). */
                 /* value > counter, in 32-bit halves (a gateway tests equalities only):
                  * by the high halves where they differ, else by the low halves */
                 if (ADM_HI != meta.tok_hi) {
