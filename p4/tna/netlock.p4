@@ -2757,6 +2757,24 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<1> wany;   /* somebody waits, at either level (written once: two writes are two stages) */
         if (w0 == 0 && w1 == 0) { wany = 1w0; } else { wany = 1w1; }
 
+        /* ================= stage: the cookie ================= */
+        /* Before the grant counter: the token base's second pass sets the counter from the
+         * a_hi/a_lo these write in the first (the cookie's, after it, was a stage after it). */
+        if (ad == AD_SETC) {
+            cookie_set.execute(0);
+        } else if (ad == AD_GETC) {
+            ADM_HI = cookie_hi.execute(0);
+        } else if (adm2 == 1 && ph == PH_COOKIE2) {
+            hdr.recirc.a_lo = cookie_lo.execute(0);
+        } else if (ad == AD_TBASE) {
+            /* the token base's value >> SLOT_BITS straight into the second pass's a_hi/a_lo
+             * (no copy): here, in the if-else that writes them for the cookie (two ifs
+             * writing one field are a stage apart to bf-p4c), before the decisions compare
+             * it with the counter */
+            ADM_HI = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
+            h_want_lo();
+        }
+
         /* ================= stage: the grant counter ================= */
         /* The pass takes the next grant number (tested in place, as REL_GO). */
 #define NEXT_SEQ ((TAKE || examine == 1) && meta.grant == 1)
@@ -2779,13 +2797,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (adm2 == 1 && ph == PH_TBASE2) {
             tokhi_set.execute(meta.idx);
         }
-        if (NEXT_SEQ) {
-            if (meta.tok_lo == 0xffffffff) {
-                meta.tok_lo = 1;
-            } else {
-                meta.tok_lo = meta.tok_lo + 1;
-            }
-        }
+        /* tok_next returns the number before: the number taken (that + 1, 1 after the wrap)
+         * is written where a pass uses it (the acquire's resubmitted number, the grant walk's
+         * pending one), not into tok_lo here, which the other passes' comparisons read after
+         * it (a stage more to bf-p4c). */
+#define TOOK_SEQ(dst) if (meta.tok_lo == 0xffffffff) { dst = 1; } else { dst = meta.tok_lo + 1; }
 
         /* ================= stage: the tails ================= */
         /* The tail: enqueued by an acquire that takes a place (TAKE), read by the admin probe,
@@ -2872,22 +2888,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             g1 = gnext_rd1.execute(meta.idx);
         }
 
-        /* ================= stage: the cookie ================= */
-        if (ad == AD_SETC) {
-            cookie_set.execute(0);
-        } else if (ad == AD_GETC) {
-            ADM_HI = cookie_hi.execute(0);
-        } else if (adm2 == 1 && ph == PH_COOKIE2) {
-            hdr.recirc.a_lo = cookie_lo.execute(0);
-        } else if (ad == AD_TBASE) {
-            /* the token base's value >> SLOT_BITS straight into the second pass's a_hi/a_lo
-             * (no copy): here, in the if-else that writes them for the cookie (two ifs
-             * writing one field are a stage apart to bf-p4c), before the decisions compare
-             * it with the counter */
-            ADM_HI = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
-            h_want_lo();
-        }
-
         /* =============================== decisions =============================== */
 
         /* The queue-empty answers' lease (ans_queue_empty), widened here, where they begin:
@@ -2956,7 +2956,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.resub.pad0 = 0;
                 meta.resub.grant = meta.grant;
                 meta.resub.off = pos_resub.get({meta.tail});
-                meta.resub.seq = meta.tok_lo;
+                TOOK_SEQ(meta.resub.seq)
                 meta.resub_go = 1;
             }
         } else if (ptype == P_BINC && qe == 1) {
@@ -3042,11 +3042,26 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                         hdr.recirc.cur = g1;
                     }
                 }
+                /* No walk: the test above negated, in place (a test of walk would be a stage
+                 * after it); equalities only. Neither a walk nor a clean walk: REL_NEITHER. */
+#define REL_NOWALK (meta.nhold0 == 0 || (w0 == 0 && w1 == 0))
+#define REL_NEITHER (REL_NOWALK && (adv == 0 || qdone == 0))
+                /* A clean walk when the head moved and done slots follow it, or (a force-release
+                 * with nothing else to do) to send queue-empty; else, without a walk, the pass
+                 * is finished. One if-else: clean and its fields written once. */
                 if (adv == 1 && qdone == 1) {
                     clean = 1;
                     hdr.recirc.clevel = meta.level;
                     hdr.recirc.cleft = meta.qv;
                     hdr.recirc.chead = head;
+                } else if (REL_NOWALK && forced == 1 && qe == 1) {
+                    /* A clean pass that examines nothing sends queue-empty. */
+                    clean = 1;
+                    hdr.recirc.clevel = meta.level;
+                    hdr.recirc.cleft = 0;
+                    hdr.recirc.chead = head;
+                } else if (REL_NOWALK) {
+                    finished = 1;
                 }
                 if (forced == 1) {
                     /* Tell the old holder its lease ended (lockcore's expiry answer). */
@@ -3057,28 +3072,20 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.a_nl.status = ST_LEASEEXP;
                     hdr.a_nl.lease = 0;
                     hdr.adminf.result = AR_OK;
-                } else if (walk == 1 || clean == 1) {
-                    ans_echo(OP_RELEASE, FL_REPLY, 0);
-                } else if (qe == 1) {
-                    /* As p4/netlock.p4: queue-empty first, then the answer. */
+                } else if (qe == 1 && REL_NEITHER) {
+                    /* As p4/netlock.p4: queue-empty first, then the answer (in the next
+                     * pass: send_next with what comes next, below). */
                     ans_queue_empty();
-                    send_next(SEND_ACK);
                 } else {
                     ans_echo(OP_RELEASE, FL_REPLY, 0);
                 }
-                if (walk == 0 && clean == 0) {
-                    if (forced == 1 && qe == 1) {
-                        /* A clean pass that examines nothing sends queue-empty. */
-                        clean = 1;
-                        hdr.recirc.clevel = meta.level;
-                        hdr.recirc.cleft = 0;
-                        hdr.recirc.chead = head;
-                    } else {
-                        finished = 1;   /* written once (two writes are two stages) */
-                    }
-                }
             }
+            /* what comes next, and the answer after a queue-empty (one if-else: the phase is
+             * written once on every path) */
             NEXT_STEP
+            else if (forced == 0 && qe == 1 && t_in == 1 && meta.valid == 1 && walk == 0 && clean == 0) {
+                send_next(SEND_ACK);
+            }
         } else if (ptype == P_GRANT) {
             /* ---- grant walk: send the grant decided before; examine the next waiter ---- */
             /* A grant decided here is pending for the next pass, which writes its grant
@@ -3087,7 +3094,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.recirc.pend = 1;
                 hdr.recirc.pslot = slot_pend.get({meta.sl_idx});
                 hdr.recirc.pseq_hi = meta.tok_hi;
-                hdr.recirc.pseq_lo = meta.tok_lo;
+                TOOK_SEQ(hdr.recirc.pseq_lo)
                 /* recirc.pflags: the slot's mode, priority and forwarded flag (the flags block);
                  * its txn, client, lease and timestamp: read by the next pass */
             } else {
@@ -3095,7 +3102,17 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
             /* What follows decided from the pass's tests, not from the fields just written
              * (each read of a field written in the same if is a stage to bf-p4c). */
-            if (pass_on == 1 && wany == 1) {
+            /* (the waiters' counts tested in place: wany is a stage after them) */
+            if (pass_on == 0 || (w0 == 0 && w1 == 0)) {
+                hdr.recirc.examine = 0;
+                if (examine == 1 && meta.grant == 1) {
+                    walk = 1;   /* to send the pending grant */
+                } else if (hdr.recirc.pclean == 1) {
+                    clean = 1;
+                } else {
+                    finished = 1;
+                }
+            } else {
                 /* examine the next waiter, at the level that has one */
                 hdr.recirc.examine = 1;
                 walk = 1;
@@ -3105,15 +3122,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 } else {
                     hdr.recirc.level = 0;
                     if (meta.level == 0) { hdr.recirc.cur = nc; } else { hdr.recirc.cur = g0; }
-                }
-            } else {
-                hdr.recirc.examine = 0;
-                if (examine == 1 && meta.grant == 1) {
-                    walk = 1;   /* to send the pending grant */
-                } else if (hdr.recirc.pclean == 1) {
-                    clean = 1;
-                } else {
-                    finished = 1;
                 }
             }
             NEXT_STEP
@@ -3135,18 +3143,26 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             /* ---- withdrawal ---- */
             if (meta.level == 0) {
                 hdr.recirc.left = w0;
+                hdr.recirc.cur = g0;
             } else {
                 hdr.recirc.left = w1;
+                hdr.recirc.cur = g1;
             }
-            if (meta.level == 0) { hdr.recirc.cur = g0; } else { hdr.recirc.cur = g1; }
             hdr.recirc.steps = meta.size;
-            if (hdr.recirc.left == 0) {
+            /* nobody waits at the level: the counts tested in place, not the field just
+             * written (a stage more) */
+            if ((meta.level == 0 && w0 == 0) || (meta.level == 1 && w1 == 0)) {
                 ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
                 finished = 1;
+                /* NEXT_STEP's case for a pass that finished (a withdrawal's first pass sets
+                 * no walk): here, exclusive with the again() below; the answer just made is
+                 * valid */
+                if (forced == 1 && meta.cont == 0) {
+                    send_next(SEND_REPLY);
+                }
             } else {
                 again(PH_WDRAW);
             }
-            NEXT_STEP
         } else if (ptype == P_WD) {
             if (meta.found == 1) {
                 /* recirc.cur read before the walk below moves it (no copy: one more field in
@@ -3156,6 +3172,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.recirc.clevel = meta.level;
                     hdr.recirc.cleft = meta.qv;
                     hdr.recirc.chead = head;
+                } else if (meta.xheld == 1 || (w0 == 0 && w1 == 0)) {
+                    finished = 1;   /* no clean walk and no walk (the test below negated) */
                 }
                 /* a walk when nobody holds exclusively and somebody waits (the waiters'
                  * counts tested in place, as the release's) */
@@ -3174,32 +3192,29 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     }
                 }
                 ans_echo(OP_RELEASE, FL_REPLY, 0);
-                if (walk == 0 && clean == 0) {
-                    finished = 1;
-                }
                 NEXT_STEP
             } else {
+                /* The walk ends when no live request is left to pass or no step: tested on the
+                 * counts before this pass's decrements below (left - 1 == 0 as left == 1 when
+                 * the slot is live), not on the fields they write (a stage more). */
+                if ((sv_live == 1 && hdr.recirc.left == 1) || (sv_live == 0 && hdr.recirc.left == 0) ||
+                        hdr.recirc.steps == 1) {
+                    ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
+                    finished = 1;
+                    /* NEXT_STEP's case for a pass that finished (no walk, no clean walk here;
+                     * in this branch, not after it: the next step's again() below would be a
+                     * stage before it); the answer just made is valid */
+                    if (forced == 1 && meta.cont == 0) {
+                        send_next(SEND_REPLY);
+                    }
+                } else {
+                    again(PH_WDRAW);
+                }
                 if (SV_STATE == SS_LIVE) {
                     hdr.recirc.left = hdr.recirc.left - 1;
                 }
                 hdr.recirc.steps = hdr.recirc.steps - 1;
                 QNEXT_SET(hdr.recirc.cur, hdr.recirc.cur)
-                if (hdr.recirc.left == 0 || hdr.recirc.steps == 0) {
-                    ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
-                    finished = 1;
-                    /* NEXT_STEP's case for a pass that finished (no walk, no clean walk here;
-                     * in this branch, not after it: the next step's again() below would be a
-                     * stage before it) */
-                    if (forced == 1 && meta.cont == 0) {
-                        if (meta.a_valid == 1) {
-                            send_next(SEND_REPLY);
-                        } else {
-                            meta.reply = 1;
-                        }
-                    }
-                } else {
-                    again(PH_WDRAW);
-                }
             }
         } else if (ptype == P_PROBE) {
             /* ---- lease-probe ---- */
