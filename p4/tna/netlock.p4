@@ -2331,16 +2331,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.a_nl.ts[63:32] = ts_hi_rd.execute(meta.hd_idx);
             hdr.a_nl.ts[31:0] = ts_lo_rd.execute(meta.hd_idx);
         }
-        /* A withdrawal found its request live; a clean walk's slot at the head is done
-         * (released or withdrawn). One if-else: the clean walk's test reads SV_STATE, which
-         * the withdrawal writes (in separate ifs, a stage apart to bf-p4c). */
+        /* A withdrawal found its request live (flags_wdraw marked the slot withdrawn; the
+         * slot view keeps the state it read: no later test of this pass reads it, and the
+         * passes after read the flags again); a clean walk's slot at the head is done
+         * (released or withdrawn). */
         bit<1> clean_done = 0;
         bit<1> clean_wd = 0;
         bit<1> sv_live = 0;   /* the slot view's state is live (USED, in gnext's stage) */
         if (SV_STATE == SS_LIVE) { sv_live = 1; }
         if (ptype == P_WD && TXN_OK && SV_STATE == SS_LIVE) {
             meta.found = 1;
-            SV_STATE = SS_WDRAWN;
         } else if (ptype == P_CLEAN && hdr.recirc.cleft > 0 && SV_STATE != SS_LIVE) {
             clean_done = 1;
             if (SV_STATE == SS_WDRAWN) {
@@ -2458,14 +2458,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* What the pass does at the head, tested in place (an op code computed first would be
          * a stage of its own before the blocks; the tests exclude each other: a release's
          * valid token, a clean walk's done slot, a withdrawal's found request and the admin
-         * operations are different pass types'): move it past the token's offset h_arg
+         * operations are different pass types'; clean_done's and found's tests in place, not
+         * the flags, a stage later): move it past the token's offset h_arg
          * (HOP_AT: head_at), past the walk's head h_arg (HOP_EQ: head_eq; h_arg and h_step
          * computed with the level), read it, or clear both levels' (an admin reset). The
          * levels' blocks in exclusive branches (both write meta.hv: in separate ifs they are
          * a stage apart to bf-p4c, an output dependency). */
 #define HOP_AT (ptype == P_REL && meta.valid == 1)
-#define HOP_EQ (clean_done == 1)
-#define HOP_RD (ptype == P_RW0 || meta.found == 1 || ad == AD_PROBE)
+#define HOP_EQ (ptype == P_CLEAN && hdr.recirc.cleft > 0 && SV_STATE != SS_LIVE)   /* clean_done's test */
+#define HOP_RD (ptype == P_RW0 || (ptype == P_WD && TXN_OK && SV_STATE == SS_LIVE) || ad == AD_PROBE)   /* found's */
         if (ad == AD_RESET) {
             head_clr0.execute(meta.idx);
             head_clr1.execute(meta.idx);
