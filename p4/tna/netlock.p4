@@ -1949,19 +1949,147 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.tlevel = 2;
             t_in = 0;
         }
-        if (meta.kind != K_ROUTE) {
-            if (meta.kind == K_LOCK && (meta.hit == 0 || meta.srv_ok == 0)) {
-                meta.kind = K_ROUTE;
-            } else if (meta.kind == K_PB && (meta.hit == 0 || meta.srv_ok == 0)) {
-                drop_count(DR_PUSHBACK_LOCK);
-                exit;
+        /* The request's fields the pass type tests, before the exit below (what follows an if
+         * that exits is a stage after its gateway, to bf-p4c) */
+        bit<8> op = hdr.nl.op;
+        bit<8> ph = meta.phase;
+        bit<8> st = hdr.nl.status;
+        bit<1> fresh = 1w0;
+        if (ph == PH_FRESH) { fresh = 1w1; }
+        bit<1> retry = 1w1;
+        if ((hdr.nl.flags & FL_RETRY) == 0) { retry = 1w0; }
+        bit<1> tryf = 1w1;
+        if ((hdr.nl.flags & FL_TRY) == 0) { tryf = 1w0; }
+        /* (Before the push-back's exit below, as the request's fields: the slot needs only the
+         * phase and lock_table's region starts.) */
+        /* The slot the pool blocks use, chosen by the pass's phase alone: every pass type that
+         * uses a slot has a phase of its own (the acquire's write, the grant, retry, withdrawal
+         * and clean walks, the admin probe's later passes; a fresh release, lease-probe or
+         * force-release uses the token's slot), and in the others no pool block runs. The level
+         * is the one use_level picks for that pass type. */
+        slot_t sl;
+        if (ph == PH_WRITE || ph == PH_RWALK || ph == PH_WDRAW) {
+            if (ph == PH_WRITE) {
+                if (hdr.nl.prio == 0) { sl = meta.at_off0; } else { sl = meta.at_off1; }
+            } else {
+                if (hdr.nl.prio == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }
             }
+        } else if (ph == PH_GRANT) {
+            if (hdr.recirc.level == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }
+        } else if (ph == PH_CLEAN) {
+            if (hdr.recirc.clevel == 0) { sl = meta.at_ch0; } else { sl = meta.at_ch1; }
+        } else if (ph == PH_PROBE2 || ph == PH_PROBE3) {
+            if (hdr.admin.level == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }
+        } else {
+            sl = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
         }
+        slot_abs(sl);
+        /* The request's cells are at the slot too, but a grant walk's pending grant's at its
+         * slot: written once, in exclusive branches (a default overridden later would order
+         * the pool's blocks a stage after the override), chosen by the phase as the slot is
+         * (a pass with another ptype reads no cell). */
+        if (ph == PH_GRANT && hdr.recirc.pend == 1) {
+            meta.hd_idx = hdr.recirc.pslot;
+        } else {
+            meta.hd_idx = sl;
+        }
+        if (meta.kind == K_PB && (meta.hit == 0 || meta.srv_ok == 0)) {
+            drop_count(DR_PUSHBACK_LOCK);
+            exit;
+        }
+        /* A lock request whose lock or server is unknown is routed (kind K_ROUTE): written
+         * after the pass type is chosen (below), which tests the lock's entry in place
+         * (LOCK_OK), so that the pass type is one stage after the lock's server, not two. */
+#define LOCK_OK (meta.kind == K_LOCK && meta.hit == 1 && meta.srv_ok == 1)
+#define LIVE_KIND (meta.kind == K_PB || meta.kind == K_ADMIN || LOCK_OK)
 
         /* The token's grant number (token >> SLOT_BITS) in halves, as slices of the header
          * field: lk_floor's comparison reads them in the stage after the lock's server. */
         meta.tseq_hi = tseq_hi_h.get({hdr.nl.token_hi[31:SLOT_BITS]});
         h_tseq_lo();
+        meta.valid = 0;
+        meta.found = 0;
+        meta.txn_hi_ok = 0;
+        meta.txn_lo_ok = 0;
+        meta.ended_hit = 0;
+        meta.expired_hit = 0;
+        meta.dup_hit = 0;
+        meta.quota = 0;
+        meta.meter_color = 0;
+        meta.ov = 0;
+        meta.grant = 0;
+        meta.qv = 0;
+        meta.dv = 0;
+        meta.hv = 0;
+
+
+        /* Which pass type. (The packet's kind is tested in place: a flag copied from it would
+         * be a stage of its own before the tests.) */
+        /* The pass's work (P_*, 0 for none): one 4-bit field, set once below, that every later
+         * stage tests; a 1-bit flag per kind of pass (fifteen, live to the last stage) did not
+         * fit the PHV (bf-p4c, 2026-11-30). */
+        bit<4> ptype = 0;
+        bit<1> badreq = 0;
+        if (LIVE_KIND && ph == PH_WRITE) {
+            ptype = P_WRITE;
+        } else if (LIVE_KIND && ph == PH_SEND) {
+            ptype = P_SEND;
+        } else if (LIVE_KIND && ph == PH_GRANT) {
+            ptype = P_GRANT;
+        } else if (LIVE_KIND && ph == PH_CLEAN) {
+            ptype = P_CLEAN;
+        } else if (LIVE_KIND && ph == PH_WDRAW) {
+            ptype = P_WD;
+        } else if (LIVE_KIND && ph == PH_BINC) {
+            ptype = P_BINC;
+        } else if (meta.kind == K_PB && fresh == 1 && txn0 == 1) {
+            ptype = P_PBNONE;
+        } else if (meta.kind == K_PB && fresh == 1) {
+            ptype = P_ACQ;
+        } else if (LOCK_OK && op == OP_ACQUIRE) {
+            if (fresh == 1 && txn0 == 1) {
+                badreq = 1;
+            } else if (ph == PH_ACQ && tryf == 1 && (meta.wflags & (WF_RETRYMISS | WF_NOMETER)) == WF_RETRYMISS) {
+                ptype = P_TRY;     /* a retried try not in the queue: checked again, as a new try */
+            } else if (ph == PH_ACQ) {
+                ptype = P_ACQ;
+            } else if (ph == PH_RWALK) {
+                ptype = P_RW;
+            } else if (fresh == 1 && (retry == 1 || (meta.wflags & WF_DUP) != 0)) {
+                ptype = P_RW0;     /* a retransmission, or a copy of an acquire seen before */
+            } else if (fresh == 1 && tryf == 1) {
+                ptype = P_TRY;
+            } else if (fresh == 1) {
+                ptype = P_ACQ;
+            }
+        } else if (LOCK_OK && op == OP_RELEASE && fresh == 1) {
+            if (has_tok == 1) {
+                ptype = P_REL;
+            } else {
+                ptype = P_WD0;
+            }
+        } else if (LOCK_OK && op == OP_PROBE && fresh == 1) {
+            ptype = P_PROBE;
+        } else if (meta.kind == K_ADMIN && fresh == 1) {
+            if (st == ADM_FORCE && meta.hit == 1 && meta.srv_ok == 1) {
+                ptype = P_REL;
+                meta.wflags = meta.wflags | WF_FORCED;
+            } else {
+                ptype = P_ADMIN;
+            }
+        }
+        bit<1> adm2 = 0;        /* the admin passes after the first */
+        if (meta.kind == K_ADMIN && (ph == PH_PROBE2 || ph == PH_PROBE3 || ph == PH_RESET2 ||
+                ph == PH_TBASE2 || ph == PH_COOKIE2)) {
+            adm2 = 1;
+        }
+        bit<1> ph_probe2 = 1w0;
+        if (meta.kind == K_ADMIN && ph == PH_PROBE2) { ph_probe2 = 1w1; }   /* adm2's, tested in place */
+        bit<1> ph_probe3 = 1w0;
+        if (meta.kind == K_ADMIN && ph == PH_PROBE3) { ph_probe3 = 1w1; }
+        if (meta.kind == K_LOCK && (meta.hit == 0 || meta.srv_ok == 0)) {
+            meta.kind = K_ROUTE;   /* (LOCK_OK above) */
+        }
         if (meta.kind != K_ROUTE) {
             /* The requester's address: a push-back's client (cip, cport, as the server sent
              * them), else the datagram's source, written into the request's cip and cport in
@@ -1987,91 +2115,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (hdr.nl.lease != 0) {
                 meta.lease = min(hdr.nl.lease, meta.max_lease);
             }
-        }
-        meta.valid = 0;
-        meta.found = 0;
-        meta.txn_hi_ok = 0;
-        meta.txn_lo_ok = 0;
-        meta.ended_hit = 0;
-        meta.expired_hit = 0;
-        meta.dup_hit = 0;
-        meta.quota = 0;
-        meta.meter_color = 0;
-        meta.ov = 0;
-        meta.grant = 0;
-        meta.qv = 0;
-        meta.dv = 0;
-        meta.hv = 0;
-
-        bit<8> op = hdr.nl.op;
-        bit<8> ph = meta.phase;
-        bit<8> st = hdr.nl.status;
-        bit<1> fresh = 1w0;
-        if (ph == PH_FRESH) { fresh = 1w1; }
-        bit<1> retry = 1w1;
-        if ((hdr.nl.flags & FL_RETRY) == 0) { retry = 1w0; }
-        bit<1> tryf = 1w1;
-        if ((hdr.nl.flags & FL_TRY) == 0) { tryf = 1w0; }
-
-        /* Which pass type. (The packet's kind is tested in place: a flag copied from it would
-         * be a stage of its own before the tests.) */
-        /* The pass's work (P_*, 0 for none): one 4-bit field, set once below, that every later
-         * stage tests; a 1-bit flag per kind of pass (fifteen, live to the last stage) did not
-         * fit the PHV (bf-p4c, 2026-11-30). */
-        bit<4> ptype = 0;
-        bit<1> badreq = 0;
-        if (meta.kind != K_ROUTE && ph == PH_WRITE) {
-            ptype = P_WRITE;
-        } else if (meta.kind != K_ROUTE && ph == PH_SEND) {
-            ptype = P_SEND;
-        } else if (meta.kind != K_ROUTE && ph == PH_GRANT) {
-            ptype = P_GRANT;
-        } else if (meta.kind != K_ROUTE && ph == PH_CLEAN) {
-            ptype = P_CLEAN;
-        } else if (meta.kind != K_ROUTE && ph == PH_WDRAW) {
-            ptype = P_WD;
-        } else if (meta.kind != K_ROUTE && ph == PH_BINC) {
-            ptype = P_BINC;
-        } else if (meta.kind == K_PB && fresh == 1 && txn0 == 1) {
-            ptype = P_PBNONE;
-        } else if (meta.kind == K_PB && fresh == 1) {
-            ptype = P_ACQ;
-        } else if (meta.kind == K_LOCK && op == OP_ACQUIRE) {
-            if (fresh == 1 && txn0 == 1) {
-                badreq = 1;
-            } else if (ph == PH_ACQ && tryf == 1 && (meta.wflags & (WF_RETRYMISS | WF_NOMETER)) == WF_RETRYMISS) {
-                ptype = P_TRY;     /* a retried try not in the queue: checked again, as a new try */
-            } else if (ph == PH_ACQ) {
-                ptype = P_ACQ;
-            } else if (ph == PH_RWALK) {
-                ptype = P_RW;
-            } else if (fresh == 1 && (retry == 1 || (meta.wflags & WF_DUP) != 0)) {
-                ptype = P_RW0;     /* a retransmission, or a copy of an acquire seen before */
-            } else if (fresh == 1 && tryf == 1) {
-                ptype = P_TRY;
-            } else if (fresh == 1) {
-                ptype = P_ACQ;
-            }
-        } else if (meta.kind == K_LOCK && op == OP_RELEASE && fresh == 1) {
-            if (has_tok == 1) {
-                ptype = P_REL;
-            } else {
-                ptype = P_WD0;
-            }
-        } else if (meta.kind == K_LOCK && op == OP_PROBE && fresh == 1) {
-            ptype = P_PROBE;
-        } else if (meta.kind == K_ADMIN && fresh == 1) {
-            if (st == ADM_FORCE && meta.hit == 1 && meta.srv_ok == 1) {
-                ptype = P_REL;
-                meta.wflags = meta.wflags | WF_FORCED;
-            } else {
-                ptype = P_ADMIN;
-            }
-        }
-        bit<1> adm2 = 0;        /* the admin passes after the first */
-        if (meta.kind == K_ADMIN && (ph == PH_PROBE2 || ph == PH_PROBE3 || ph == PH_RESET2 ||
-                ph == PH_TBASE2 || ph == PH_COOKIE2)) {
-            adm2 = 1;
         }
         hdr.recirc.wflags = meta.wflags;
         bit<1> forced = 1w0;
@@ -2115,10 +2158,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 ADM_RESULT(AR_BADREQ)   /* an unknown operation, or a probe of a level > 1 */
             }
         }
-        bit<1> ph_probe2 = 1w0;
-        if (meta.kind == K_ADMIN && ph == PH_PROBE2) { ph_probe2 = 1w1; }   /* adm2's, tested in place */
-        bit<1> ph_probe3 = 1w0;
-        if (meta.kind == K_ADMIN && ph == PH_PROBE3) { ph_probe3 = 1w1; }
 
 
         /* ================= the level and the slot ================= */
@@ -2166,37 +2205,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         QNEXT_SET(nc, hdr.recirc.cur)
         bit<16> lvl_osize = meta.size0;
         if (lvl == 0) { lvl_osize = meta.size1; }
-        /* The slot the pool blocks use, chosen by the pass's phase alone: every pass type that
-         * uses a slot has a phase of its own (the acquire's write, the grant, retry, withdrawal
-         * and clean walks, the admin probe's later passes; a fresh release, lease-probe or
-         * force-release uses the token's slot), and in the others no pool block runs. The level
-         * is the one use_level picks for that pass type. */
-        slot_t sl;
-        if (ph == PH_WRITE || ph == PH_RWALK || ph == PH_WDRAW) {
-            if (ph == PH_WRITE) {
-                if (hdr.nl.prio == 0) { sl = meta.at_off0; } else { sl = meta.at_off1; }
-            } else {
-                if (hdr.nl.prio == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }
-            }
-        } else if (ph == PH_GRANT) {
-            if (hdr.recirc.level == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }
-        } else if (ph == PH_CLEAN) {
-            if (hdr.recirc.clevel == 0) { sl = meta.at_ch0; } else { sl = meta.at_ch1; }
-        } else if (ph == PH_PROBE2 || ph == PH_PROBE3) {
-            if (hdr.admin.level == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }
-        } else {
-            sl = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
-        }
-        slot_abs(sl);
-        /* The request's cells are at the slot too, but a grant walk's pending grant's at its
-         * slot: written once, in exclusive branches (a default overridden later would order
-         * the pool's blocks a stage after the override), chosen by the phase as the slot is
-         * (a pass with another ptype reads no cell). */
-        if (ph == PH_GRANT && hdr.recirc.pend == 1) {
-            meta.hd_idx = hdr.recirc.pslot;
-        } else {
-            meta.hd_idx = sl;
-        }
         /* A release's or lease-probe's token names a level: tested in place, as REL_GO (a flag
          * copied from it would be a stage of its own before every test of it). */
 #define REL_GO ((ptype == P_REL || ptype == P_PROBE) && t_in == 1)
