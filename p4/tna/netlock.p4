@@ -1939,12 +1939,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* t_in: the token names a level (tlevel != 2), as a flag: a != in a condition that
          * ORs several tests is "gateway condition too complex" to bf-p4c (1c9e8e9). */
         bit<1> t_in;
+        /* t_end: the token is its level's region's last slot (its room there is 1): a
+         * release's move of the head steps over the wrap there (h_step, below), tested here
+         * on the room, not on h_arg against the level's end, four stages later */
+        bit<1> t_end = 0;
         if (meta.t_off != 0) {
             meta.tlevel = 0;
             t_in = 1;
+            if (meta.t_off == 1) { t_end = 1; }
         } else if (meta.left != 0) {
             meta.tlevel = 1;
             t_in = 1;
+            if (meta.left == 1) { t_end = 1; }
         } else {
             meta.tlevel = 2;
             t_in = 0;
@@ -2195,9 +2201,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else {
             meta.t_off = meta.tslot - meta.left;
             meta.h_arg = harg_h.get({meta.t_off});   /* IDENTITY keeps the low 16 bits */
-            /* the region's last offset: compared at 16 bits (a gateway compares fields sliced
-             * alike; bf-p4c failed, "Unbalanced slicing detected", on 32 against 16 bits) */
-            if (meta.h_arg == meta.q_end0x) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
+            /* the step past the region's last offset (a release works its token's level) */
+            if (t_end == 1) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
         }
         /* The position after the walk's (recirc.cur), for a grant walk's gnext: computed with
          * the level's ends, before anything writes recirc.cur (the admin probe, the decisions) */
@@ -2551,8 +2556,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * (Q_SUB: the passes that free a slot, walk or probe; the other level's is read), or
          * clear both levels' (an admin reset). Tested in place: an op code per level computed
          * first was two stages before the blocks (the pass types exclude each other). */
-#define Q_TAKE (ptype == P_ACQ && acq_go == 1 && (meta.kind == K_PB || ov_b == 0))
-#define Q_FULL (ptype == P_TRY && acq_go == 1)
+/* acq_go's test in place (the flag is a stage after the tenant meter) */
+#define ACQ_GO (meta.ended_hit == 0 && meta.dup_hit == 0 && (meta.quota == 0 || meta.meter_color == 0))
+#define Q_TAKE (ptype == P_ACQ && ACQ_GO && (meta.kind == K_PB || ov_b == 0))
+#define Q_FULL (ptype == P_TRY && ACQ_GO)
 #define Q_SUB (ptype == P_RW0 || ptype == P_CLEAN || ptype == P_BINC || (ptype == P_REL && meta.valid == 1) || \
                meta.found == 1 || ad == AD_PROBE || ad == AD_SETB)
         /* q_sub's decrement of the worked level (q_dec0 or q_dec1; the other level's stays 0):

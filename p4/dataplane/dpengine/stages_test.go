@@ -267,7 +267,7 @@ func TestTofinoPassPHV(t *testing.T) {
 		}
 	}
 	fmt.Fprintf(&b, "| whole ingress | %d | %d | %d | %d |\n", est.Graphs[0].Stages, est.PHV[0].Bits, est.PHV[0].MAUBits, est.PHV[0].Fields)
-	// docs/dataplane.md ("Where it stands") says the modelled critical path is Tofino 2's
+	// docs/dataplane.md ("Where it stands") says the modelled critical path fits Tofino 2's
 	// pipe: a rewrite that lengthens it past that is refused here (the model, not the
 	// compiler: the compile is make test-real's).
 	if est.Graphs[0].Stages > tofino.Tofino2.Stages {
