@@ -615,10 +615,11 @@ struct metadata_t {
     bit<32> tok_lo;
     bit<32> tok_hi;
     bit<16> hv;        /* head of the worked level, before the pass's register action */
-    slot_t  t_off;     /* the token's slot offset in its level's region (tslot - left); before
-                        * the worked level is chosen, the token's room in level 0's region
-                        * (tok_diff, tok_room; meta.left the same for level 1): fields the
-                        * slot arithmetic has anyway, dead there (PHV is full) */
+    slot_t  t_off;     /* the token's slot offset in its level's region (tslot - left, for a
+                        * release's h_arg); before the worked level is chosen, the token's
+                        * offset in, then its room in, level 0's region (lock_table's action,
+                        * tok_room; meta.left the same for level 1): fields the slot
+                        * arithmetic has anyway, dead there (PHV is full) */
     bit<16> tail;
     bit<32> rd_st;     /* lk_state's lo read by the admin probe's second pass (holders) */
     bit<32> rd_sthi;   /* lk_state's hi read by the admin probe (waiters): a field of its own, not
@@ -1850,8 +1851,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.recirc.binc_qe = 0;
         /* 64-bit equalities as two 32-bit ones, one gateway each: a Tofino gateway reads at most
          * 4 bytes and 12 bits of PHV (bf-p4c: "condition too complex, limit of 4 bytes + 12 bits
-         * of PHV input exceeded", 2026-11-30 at 4933094). key_ok: the request carries the rack
-         * key; txn0: its txn is 0; has_tok: its token is not 0; has_ts: its timestamp is not 0. */
+         * of PHV input exceeded", 2026-11-30 at 4933094). txn0: the request's txn is 0;
+         * has_tok: its token is not 0; has_ts: its timestamp is not 0 (the rack key is tested
+         * in place by the checks below). */
         bit<1> txn0 = 0;
         if (hdr.nl.txn[63:32] == 0) {
             if (hdr.nl.txn[31:0] == 0) { txn0 = 1; }
