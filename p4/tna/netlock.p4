@@ -2210,8 +2210,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * the level's ends, before anything writes recirc.cur (the admin probe, the decisions) */
         bit<16> nc;
         QNEXT_SET(nc, hdr.recirc.cur)
-        bit<16> lvl_osize = meta.size0;
-        if (lvl == 0) { lvl_osize = meta.size1; }
         /* A release's or lease-probe's token names a level: tested in place, as REL_GO (a flag
          * copied from it would be a stage of its own before every test of it). */
 #define REL_GO ((ptype == P_REL || ptype == P_PROBE) && t_in == 1)
@@ -2772,8 +2770,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             wait0_clr.execute(meta.idx);
             wait1_clr.execute(meta.idx);
         }
-        bit<1> wany;   /* somebody waits, at either level (written once: two writes are two stages) */
-        if (w0 == 0 && w1 == 0) { wany = 1w0; } else { wany = 1w1; }
 
         /* ================= stage: the cookie ================= */
         /* Before the grant counter: the token base's second pass sets the counter from the
@@ -2796,7 +2792,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= stage: the grant counter ================= */
         /* The pass takes the next grant number (tested in place, as REL_GO). */
 #define NEXT_SEQ ((TAKE || examine == 1) && meta.grant == 1)
-        bit<1> tb_raise = 0;
         if (NEXT_SEQ) {
             meta.tok_lo = tok_next.execute(meta.idx);
         } else if ((ptype == P_WRITE && meta.resub.grant == 1) || ptype == P_RW || ad == AD_PROBE || ad == AD_RESET ||
@@ -3045,7 +3040,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 finished = 1;
             } else {
                 /* A walk when nobody holds and somebody waits: the waiters' counts tested in
-                 * place (wany is a stage after them). */
+                 * place (a flag computed from them would be a stage after them). */
                 if (meta.nhold0 == 1 && w0 == 0 && w1 == 0) {
                     /* nobody waits */
                 } else if (meta.nhold0 == 1) {
@@ -3120,7 +3115,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
             /* What follows decided from the pass's tests, not from the fields just written
              * (each read of a field written in the same if is a stage to bf-p4c). */
-            /* (the waiters' counts tested in place: wany is a stage after them) */
+            /* (the waiters' counts tested in place: a flag computed from them would be a stage after them) */
             if (pass_on == 0 || (w0 == 0 && w1 == 0)) {
                 hdr.recirc.examine = 0;
                 if (examine == 1 && meta.grant == 1) {
