@@ -11,6 +11,7 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/bmv2/front"
 	"github.com/netlock-go/netlock/bmv2/stf"
+	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
 // p4stfCommand runs a p4c Simple Test Framework file against the netlock engine.
@@ -61,6 +62,11 @@ func p4stfCommand() *cobra.Command {
 			cmds, err := stf.Parse(f)
 			if err != nil {
 				return err
+			}
+			// The scenarios' files (p4/testdata) are written in p4/netlock.p4's terms; the TNA
+			// program (known by its level-1 queue register) runs them adapted as the tests do.
+			if _, err := sw.Register(dataplane.RegisterQueueHigh); err == nil && checked.Arch() == front.ArchTNA {
+				cmds = dataplane.ScenarioSTF(dataplane.TNA.Name, cmds)
 			}
 			res, err := stf.Run(sw, cmds)
 			if err != nil {

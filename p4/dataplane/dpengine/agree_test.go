@@ -224,20 +224,12 @@ func tnaState(c uint64) uint64 {
 	return (w0+w1)&0xffff<<32 | w0<<16 | x<<15 | n&0x7fff
 }
 
-// tnaQueueParts are the TNA program's registers that hold the v1model program's RegisterQueue,
-// 16 bits each, at their bit offsets there: occupied slots at level 0 and 1, requests buffered,
-// done slots.
-var tnaQueueParts = []struct {
-	name  string
-	shift uint
-}{{dataplane.RegisterQueue, 0}, {dataplane.RegisterQueueHigh, 16}, {dataplane.RegisterBuffered, 32}, {dataplane.RegisterDone, 48}}
-
 // tnaQueue is the TNA program's queue counters of lock l in the v1model program's RegisterQueue
-// layout (tnaQueueParts).
+// layout (dataplane.TNAQueueParts).
 func tnaQueue(tna *Switch, l int) uint64 {
 	var q uint64
-	for _, p := range tnaQueueParts {
-		q |= reg(tna, p.name, l) << p.shift
+	for _, p := range dataplane.TNAQueueParts {
+		q |= reg(tna, p.Register, l) << p.Shift
 	}
 	return q
 }

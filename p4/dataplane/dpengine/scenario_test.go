@@ -706,7 +706,7 @@ func generate(path string, src []byte) ([]byte, error) {
 		sessions: map[int]bool{}, admins: map[uint16]*dataplane.AdminRequest{}}
 	s.emit("# GENERATED from scenarios/%s by `go test ./p4/dataplane/dpengine -run TestScenarios -update`; do not edit.",
 		filepath.Base(path))
-	s.emit("# Run: netlock p4 stf --tofino p4/netlock.p4 p4/testdata/%s.stf",
+	s.emit("# Run: netlock p4 stf --tofino p4/netlock.p4 p4/testdata/%s.stf (or p4/tna/netlock.p4: dataplane.ScenarioSTF)",
 		strings.TrimSuffix(filepath.Base(path), ".scn"))
 	for i, line := range strings.Split(string(src), "\n") {
 		s.line = i + 1
@@ -791,10 +791,7 @@ func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, src
 			if err != nil {
 				t.Fatal(err)
 			}
-			truncateSessions(cmds, prog)
-			if prog.Name == dataplane.TNA.Name {
-				cmds = tnaQueueReads(cmds)
-			}
+			cmds = dataplane.ScenarioSTF(prog.Name, cmds)
 			res, err := stf.Run(sw, cmds)
 			if err != nil {
 				t.Fatal(err)
@@ -803,42 +800,5 @@ func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, src
 				t.Errorf("%s: %s", stfPath, f)
 			}
 		})
-	}
-}
-
-// tnaQueueReads turns the scenarios' reads of RegisterQueue, in the v1model program's layout,
-// into reads of the TNA program's registers that hold its parts (tnaQueueParts).
-func tnaQueueReads(cmds []stf.Command) []stf.Command {
-	out := make([]stf.Command, 0, len(cmds))
-	for _, c := range cmds {
-		if c.Name != "register_read" || len(c.Args) != 3 || c.Args[0] != dataplane.RegisterQueue {
-			out = append(out, c)
-			continue
-		}
-		v, err := strconv.ParseUint(c.Args[2], 0, 64)
-		if err != nil {
-			out = append(out, c) // the runner reports it
-			continue
-		}
-		for _, p := range tnaQueueParts {
-			part := c
-			part.Args = []string{p.name, c.Args[1], strconv.FormatUint(v>>p.shift&0xffff, 10)}
-			out = append(out, part)
-		}
-	}
-	return out
-}
-
-// truncateSessions gives the clone sessions of the scenarios' STF (written once, for both
-// programs) the truncation prog needs (dataplane.CloneTruncate), as the control plane does.
-func truncateSessions(cmds []stf.Command, prog dataplane.Program) {
-	n := dataplane.CloneTruncate(prog.Name)
-	if n == 0 {
-		return
-	}
-	for i := range cmds {
-		if cmds[i].Name == "mirroring_add" && len(cmds[i].Args) == 2 {
-			cmds[i].Args = append(cmds[i].Args, strconv.Itoa(n))
-		}
 	}
 }

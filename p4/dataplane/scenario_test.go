@@ -1,0 +1,48 @@
+package dataplane
+
+import (
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/netlock-go/netlock/bmv2/stf"
+)
+
+func TestScenarioSTF(t *testing.T) {
+	cmd := func(name string, args ...string) stf.Command { return stf.Command{Line: 7, Name: name, Args: args} }
+	in := []stf.Command{
+		cmd("mirroring_add", "2", "1"),
+		cmd("mirroring_add", "3", "2", "100"),
+		cmd("register_read", RegisterQueue, "5", "0x0004000300020001"),
+		cmd("register_read", RegisterState, "5", "7"),
+		cmd("register_read", RegisterQueue, "6", "junk"),
+		cmd("packet", "1", "00"),
+	}
+	keep := append([]stf.Command(nil), in...)
+	n := strconv.Itoa(TNAAnswerCopyBytes)
+	tests := []struct {
+		arch string
+		want []stf.Command
+	}{
+		{V1Model.Name, in},
+		{TNA.Name, []stf.Command{
+			cmd("mirroring_add", "2", "1", n),
+			cmd("mirroring_add", "3", "2", "100"), // a length given stays
+			cmd("register_read", RegisterQueue, "5", "1"),
+			cmd("register_read", RegisterQueueHigh, "5", "2"),
+			cmd("register_read", RegisterBuffered, "5", "3"),
+			cmd("register_read", RegisterDone, "5", "4"),
+			cmd("register_read", RegisterState, "5", "7"),
+			cmd("register_read", RegisterQueue, "6", "junk"), // left to the runner to report
+			cmd("packet", "1", "00"),
+		}},
+	}
+	for _, tt := range tests {
+		if got := ScenarioSTF(tt.arch, in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s:\n got %v\nwant %v", tt.arch, got, tt.want)
+		}
+		if !reflect.DeepEqual(in, keep) {
+			t.Fatalf("%s: the input was modified: %v", tt.arch, in)
+		}
+	}
+}
