@@ -352,6 +352,7 @@ func (c *checker) tnaPipelineRules() {
 				controls[b.Control] = true
 				c.tnaActionConditions(b)
 				c.tnaHashOfHash(b)
+				c.tnaSubActionData(b)
 				c.tnaGatewayConditions(b)
 				c.tnaImmediateBits(b)
 			}

@@ -837,3 +837,93 @@ func (c *checker) tnaImmediateBits(b Block) {
 		}
 	}
 }
+
+// tnaSubActionDataMsg is bf-p4c 9.13.4's (p4c 34b86e9) refusal of a subtraction whose second
+// operand is action data (phv/cluster_phv_operations.cpp, for sub, subc and the saturating
+// ssubu and ssubs, both targets): a MAU ALU takes action data as its first source only, and
+// bf-p4c turns a subtraction of a constant into an addition, not one of action data.
+const tnaSubActionDataMsg = "Second operand of arithmetic subtraction cannot be sourced from action data. The second operand must either come from a packet field, metadata or a constant"
+
+// tnaSubActionData refuses, in the actions the tables of the control of an ingress or egress
+// block run (and the actions they call), a subtraction (-, |-|) whose right operand, casts and
+// slices aside, is an action data parameter: a parameter of a table's action that no argument
+// binds (tnaSubActionDataMsg). An action called directly from an apply block has no action
+// data: its arguments become its parameters' values.
+func (c *checker) tnaSubActionData(b Block) {
+	if b.Control == nil {
+		return
+	}
+	reported := map[Expr]bool{}
+	var visit func(a *ActionDecl, args []*Arg, outer map[*Param]bool, use string, depth int)
+	visit = func(a *ActionDecl, args []*Arg, outer map[*Param]bool, use string, depth int) {
+		if a == nil || a.Body == nil || depth > 8 {
+			return
+		}
+		data := map[*Param]bool{}
+		for i, p := range a.Params {
+			switch {
+			case i < len(args) && args[i] != nil:
+				// a parameter bound to a caller's action data parameter is action data
+				if n, ok := stripCastsSlices(args[i].Value).(*NameExpr); ok {
+					if q, ok := n.Decl.(*Param); ok && outer[q] {
+						data[p] = true
+					}
+				}
+			case p.Dir == DirNone:
+				data[p] = true
+			}
+		}
+		walkStmt(a.Body, func(e Expr) {
+			switch x := e.(type) {
+			case *BinaryExpr:
+				if x.Op != "-" && x.Op != "|-|" {
+					return
+				}
+				if n, ok := stripCastsSlices(x.Y).(*NameExpr); ok {
+					if p, ok := n.Decl.(*Param); ok && data[p] && !reported[x] {
+						reported[x] = true
+						c.errorf(x.Position(), "%s: %s in action %s of %s (write it as an addition of the complement, or subtract in a later action from the PHV)",
+							tnaSubActionDataMsg, ExprString(x), a.Name, use)
+					}
+				}
+			case *CallExpr:
+				if d, ok := x.Callee.(*ActionDecl); ok && d != a {
+					visit(d, x.Ordered, data, use, depth+1)
+				}
+			}
+		})
+	}
+	for _, cd := range appliedControls(b.Control) {
+		for _, l := range cd.Locals {
+			t, ok := l.(*TableDecl)
+			if !ok {
+				continue
+			}
+			for _, p := range t.Props {
+				refs := p.Actions
+				for _, e := range p.Entries {
+					refs = append(refs, e.Action)
+				}
+				for _, r := range refs {
+					if r != nil && r.Action != nil {
+						visit(r.Action, r.Args, nil, "table "+t.Name, 0)
+					}
+				}
+			}
+		}
+	}
+}
+
+// stripCastsSlices is e without the casts and slices around it.
+func stripCastsSlices(e Expr) Expr {
+	for {
+		switch x := e.(type) {
+		case *CastExpr:
+			e = x.X
+		case *SliceExpr:
+			e = x.X
+		default:
+			return e
+		}
+	}
+}

@@ -1097,6 +1097,43 @@ func TestTNAHashOfHash(t *testing.T) {
 	}
 }
 
+// subActionDataCases are the cases of the subtraction rule (tnaSubActionData), on Tofino 1 and 2,
+// each refusal with a twin the compiler takes: action data as a subtraction's second operand
+// (through a cast, saturating, passed on to another action) is refused; as its first operand,
+// added, or with the action called directly (its arguments are then fields), it is not.
+func subActionDataCases() []tnaCase {
+	type c struct{ name, decls, body, want string }
+	const tbl = "\n    table t { key = { hdr.eth.etype : exact; } actions = { act; } }"
+	cases := []c{
+		{"a field minus action data", "action act(bit<32> d) { md.val = md.idx - d; }" + tbl, "t.apply();", tnaSubActionDataMsg + ": (md.idx - d)"},
+		{"a field minus cast action data", "action act(bit<16> d) { md.val = md.idx - (bit<32>)d; }" + tbl, "t.apply();", tnaSubActionDataMsg},
+		{"a field saturating-minus action data", "action act(bit<32> d) { md.val = md.idx |-| d; }" + tbl, "t.apply();", tnaSubActionDataMsg},
+		{"action data passed on and subtracted", "action sub(bit<32> s) { md.val = md.idx - s; }\n    action act(bit<32> d) { sub(d); }" + tbl, "t.apply();", tnaSubActionDataMsg},
+		{"action data minus a field", "action act(bit<32> d) { md.val = d - md.idx; }" + tbl, "t.apply();", ""},
+		{"a field plus action data", "action act(bit<32> d) { md.val = md.idx + d; }" + tbl, "t.apply();", ""},
+		{"a field minus a field, in a table's action", "action act(bit<32> d) { md.val = md.idx - md.val; md.wide[31:0] = d; }" + tbl, "t.apply();", ""},
+		{"a direct call's argument subtracted", "action act(bit<32> d) { md.val = md.idx - d; }", "act(md.val);", ""},
+	}
+	var out []tnaCase
+	for _, x := range cases {
+		for _, gen := range []string{"1", "2"} {
+			tc := tnaCase{name: x.name, gen: gen, src: actionCondProgram(x.decls, x.body, false), want: x.want}
+			if x.want != "" {
+				tc.compiler = "Second operand of arithmetic subtraction cannot be sourced from action data"
+			}
+			out = append(out, tc)
+		}
+	}
+	return out
+}
+
+// TestTNASubActionData checks the subtraction rule's cases (subActionDataCases).
+func TestTNASubActionData(t *testing.T) {
+	for _, tc := range subActionDataCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
 // gatewayCases are the cases of the gateway-condition rule (tnaGatewayConditions), each checked
 // against p4c-barefoot 9.13.4 on Tofino 1 and 2 (2026-11-30): what a gateway cannot evaluate
 // (an order comparison or a mask of two fields, a call, an operator that computes, also through
@@ -1177,6 +1214,7 @@ func TestRealTNARules(t *testing.T) {
 	cases = append(cases, rewriteCases()...)
 	cases = append(cases, hashOfHashCases()...)
 	cases = append(cases, gatewayCases()...)
+	cases = append(cases, subActionDataCases()...)
 	dir := t.TempDir()
 	for i, tc := range cases {
 		// a subtest each: -run 'TestRealTNARules/hash' compiles the cases whose name has "hash"

@@ -525,6 +525,9 @@ struct metadata_t {
     bit<32> lease;
     bit<32> now;
     slot_t  tslot;
+    slot_t  ntslot;    /* ~tslot: lock_table's action adds it to the region starts (its data) */
+    slot_t  nsize0;    /* ~size0 and ~size1 in slot_t: tok_room's second operands */
+    slot_t  nsize1;
     bit<32> tseq_hi;
     bit<32> tseq_lo;
     bit<8>  tlevel;
@@ -1379,9 +1382,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.at_ch1 = (slot_t)left1 + meta.o_ch;
         /* The token's offset into each level's region (the token's level, tok_room and the
          * gateways below), with the action data: a stage before tok_room, not two (a miss
-         * leaves both 0, and the token names no level: its sizes are 0). */
-        meta.t_off = meta.tslot - (slot_t)left0;
-        meta.left = meta.tslot - (slot_t)left1;
+         * leaves both 0, and the token names no level: its sizes are 0). Complemented:
+         * left + ~tslot = ~(tslot - left). bf-p4c takes no action data as a subtraction's
+         * second operand ("Second operand of arithmetic subtraction cannot be sourced from
+         * action data", both targets, 2026-11-30 at a4e6788), so tslot - left is not an
+         * instruction here; tok_room undoes the complement with ~size (below). */
+        meta.t_off = (slot_t)left0 + meta.ntslot;
+        meta.left = (slot_t)left1 + meta.ntslot;
+        meta.nsize0 = ~(slot_t)size0;
+        meta.nsize1 = ~(slot_t)size1;
         lock_hits.count();
     }
     action lock_pause(bit<32> index, bit<32> left0, bit<16> size0, bit<32> left1, bit<16> size1,
@@ -1559,7 +1568,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action h_now_b() { meta.now_b = clk_16.get({ig_md.ingress_mac_tstamp[47:16]}); }
     action h_now_c() { meta.now_c = clk_17.get({ig_md.ingress_mac_tstamp[47:17]}); }
     action h_now_d() { meta.now_d = clk_21.get({ig_md.ingress_mac_tstamp[47:21]}); }
-    action h_tslot() { meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]}); }
+    action h_tslot() {
+        meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
+        meta.ntslot = ~((slot_t)hdr.nl.token_lo[SLOT_BITS - 1:0]);
+    }
     action h_o_cur() { meta.o_cur = off_cur.get({meta.cur15}); }
     action h_o_ch() { meta.o_ch = off_ch.get({meta.ch15}); }
     action h_tseq_lo() {
@@ -1603,9 +1615,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action head_diff() {
         meta.hdiff = meta.hv - meta.h_arg;
     }
+    /* The token's room in each level's region: size |-| d for its offset d, computed from
+     * ~d as ~d |-| ~size (equal: both are size - d when d <= size and 0 otherwise). */
     action tok_room() {
-        meta.t_off = (slot_t)meta.size0 |-| meta.t_off;
-        meta.left = (slot_t)meta.size1 |-| meta.left;
+        meta.t_off = meta.t_off |-| meta.nsize0;
+        meta.left = meta.left |-| meta.nsize1;
     }
     /* The admin probe's slot: the offset from the head (probe_add), wrapped in the region
      * (probe_wrap, probe_min), each an action of its own (one operation per field and
