@@ -1099,29 +1099,35 @@ func TestTNAHashOfHash(t *testing.T) {
 
 // subActionDataCases are the cases of the subtraction rule (tnaSubActionData), on Tofino 1 and 2,
 // each refusal with a twin the compiler takes: action data as a subtraction's second operand
-// (through a cast, saturating, passed on to another action) is refused; as its first operand,
-// added, or with the action called directly (its arguments are then fields), it is not.
+// (narrowed, widened, saturating, passed on to another action) is refused; as its first
+// operand, added, or with the action called directly (its arguments are then fields), it is
+// not. Widened, the compiler's refusal is an internal error, not its rule's message.
 func subActionDataCases() []tnaCase {
-	type c struct{ name, decls, body, want string }
-	const tbl = "\n    table t { key = { hdr.eth.etype : exact; } actions = { act; } }"
+	// The result is read after the table (the compiler drops an action's write of a field
+	// nothing reads, and with it the subtraction).
+	const (
+		tbl  = "\n    table t { key = { hdr.eth.etype : exact; } actions = { act; } }"
+		use  = "t.apply(); hdr.eth.src[31:0] = md.val;"
+		sub  = "Second operand of arithmetic subtraction cannot be sourced from action data"
+		wide = "IR structure not yet handled by the ActionAnalysis pass" // a Compiler Bug, 2026-11-30
+	)
+	type c struct{ name, decls, body, want, compiler string }
 	cases := []c{
-		{"a field minus action data", "action act(bit<32> d) { md.val = md.idx - d; }" + tbl, "t.apply();", tnaSubActionDataMsg + ": (md.idx - d)"},
-		{"a field minus cast action data", "action act(bit<16> d) { md.val = md.idx - (bit<32>)d; }" + tbl, "t.apply();", tnaSubActionDataMsg},
-		{"a field saturating-minus action data", "action act(bit<32> d) { md.val = md.idx |-| d; }" + tbl, "t.apply();", tnaSubActionDataMsg},
-		{"action data passed on and subtracted", "action sub(bit<32> s) { md.val = md.idx - s; }\n    action act(bit<32> d) { sub(d); }" + tbl, "t.apply();", tnaSubActionDataMsg},
-		{"action data minus a field", "action act(bit<32> d) { md.val = d - md.idx; }" + tbl, "t.apply();", ""},
-		{"a field plus action data", "action act(bit<32> d) { md.val = md.idx + d; }" + tbl, "t.apply();", ""},
-		{"a field minus a field, in a table's action", "action act(bit<32> d) { md.val = md.idx - md.val; md.wide[31:0] = d; }" + tbl, "t.apply();", ""},
-		{"a direct call's argument subtracted", "action act(bit<32> d) { md.val = md.idx - d; }", "act(md.val);", ""},
+		{"a field minus action data", "action act(bit<32> d) { md.val = md.idx - d; }" + tbl, use, tnaSubActionDataMsg + ": (md.idx - d)", sub},
+		{"a field minus action data narrowed", "action act(bit<32> d) { hdr.eth.etype = hdr.eth.etype - (bit<16>)d; }" + tbl, "t.apply();", tnaSubActionDataMsg, sub},
+		{"a field minus action data widened", "action act(bit<16> d) { md.val = md.idx - (bit<32>)d; }" + tbl, use, tnaSubActionDataMsg, wide},
+		{"a field saturating-minus action data", "action act(bit<32> d) { md.val = md.idx |-| d; }" + tbl, use, tnaSubActionDataMsg, sub},
+		{"action data passed on and subtracted", "action sub(bit<32> s) { md.val = md.idx - s; }\n    action act(bit<32> d) { sub(d); }" + tbl, use, tnaSubActionDataMsg, sub},
+		{"action data minus a field", "action act(bit<32> d) { md.val = d - md.idx; }" + tbl, use, "", ""},
+		{"a field plus action data", "action act(bit<32> d) { md.val = md.idx + d; }" + tbl, use, "", ""},
+		{"a field plus action data narrowed", "action act(bit<32> d) { hdr.eth.etype = (bit<16>)d + hdr.eth.etype; }" + tbl, "t.apply();", "", ""},
+		{"a field minus a field, in a table's action", "action act(bit<32> d) { md.val = md.idx - md.wide[31:0]; md.wide[31:0] = d; }" + tbl, use, "", ""},
+		{"a direct call's argument subtracted", "action act(bit<32> d) { md.val = md.idx - d; }", "act(md.wide[31:0]); hdr.eth.src[31:0] = md.val;", "", ""},
 	}
 	var out []tnaCase
 	for _, x := range cases {
 		for _, gen := range []string{"1", "2"} {
-			tc := tnaCase{name: x.name, gen: gen, src: actionCondProgram(x.decls, x.body, false), want: x.want}
-			if x.want != "" {
-				tc.compiler = "Second operand of arithmetic subtraction cannot be sourced from action data"
-			}
-			out = append(out, tc)
+			out = append(out, tnaCase{name: x.name, gen: gen, src: actionCondProgram(x.decls, x.body, false), want: x.want, compiler: x.compiler})
 		}
 	}
 	return out
