@@ -51,24 +51,9 @@ func (c *checker) tnaActionConditions(b Block) {
 		c.errorf(cond.Position(), "%s (%s)", tnaActionConditionMsg, why)
 	}
 	for _, cd := range appliedControls(b.Control) {
-		for _, l := range cd.Locals {
-			t, ok := l.(*TableDecl)
-			if !ok {
-				continue
-			}
-			for _, p := range t.Props {
-				refs := p.Actions
-				for _, e := range p.Entries {
-					refs = append(refs, e.Action)
-				}
-				for _, r := range refs {
-					if r == nil || r.Action == nil {
-						continue
-					}
-					c.actionConditions(r.Action, r.Args, true, "table "+t.Name, refuse)
-				}
-			}
-		}
+		tableActions(cd, func(t *TableDecl, r *ActionRef) {
+			c.actionConditions(r.Action, r.Args, true, "table "+t.Name, refuse)
+		})
 		// The apply block: statements that become actions, and direct calls.
 		walkStmts(cd.Body, func(s Stmt) {
 			var exprs []Expr
@@ -894,20 +879,28 @@ func (c *checker) tnaSubActionData(b Block) {
 		})
 	}
 	for _, cd := range appliedControls(b.Control) {
-		for _, l := range cd.Locals {
-			t, ok := l.(*TableDecl)
-			if !ok {
-				continue
+		tableActions(cd, func(t *TableDecl, r *ActionRef) {
+			visit(r.Action, r.Args, nil, "table "+t.Name, 0)
+		})
+	}
+}
+
+// tableActions calls f with each action a table of cd lists (its actions and its entries'
+// actions) that names an action declaration.
+func tableActions(cd *ControlDecl, f func(t *TableDecl, r *ActionRef)) {
+	for _, l := range cd.Locals {
+		t, ok := l.(*TableDecl)
+		if !ok {
+			continue
+		}
+		for _, p := range t.Props {
+			refs := p.Actions
+			for _, e := range p.Entries {
+				refs = append(refs, e.Action)
 			}
-			for _, p := range t.Props {
-				refs := p.Actions
-				for _, e := range p.Entries {
-					refs = append(refs, e.Action)
-				}
-				for _, r := range refs {
-					if r != nil && r.Action != nil {
-						visit(r.Action, r.Args, nil, "table "+t.Name, 0)
-					}
+			for _, r := range refs {
+				if r != nil && r.Action != nil {
+					f(t, r)
 				}
 			}
 		}
