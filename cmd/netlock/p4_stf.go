@@ -12,6 +12,7 @@ import (
 	"github.com/netlock-go/netlock/bmv2/front"
 	"github.com/netlock-go/netlock/bmv2/stf"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 )
 
 // p4stfCommand runs a p4c Simple Test Framework file against the netlock engine.
@@ -66,7 +67,7 @@ func p4stfCommand() *cobra.Command {
 			// The scenarios' files (p4/testdata) are written in p4/netlock.p4's terms; the TNA
 			// program (known by its level-1 queue register) runs them adapted as the tests do.
 			if _, err := sw.Register(dataplane.RegisterQueueHigh); err == nil && checked.Arch() == front.ArchTNA {
-				cmds = dataplane.ScenarioSTF(dataplane.TNA.Name, cmds)
+				cmds = dpengine.ScenarioSTF(dataplane.TNA.Name, cmds)
 			}
 			res, err := stf.Run(sw, cmds)
 			if err != nil {

@@ -12,7 +12,7 @@ import (
 
 // TestP4STFScenarios runs the scenarios' STF files (p4/testdata, written in p4/netlock.p4's
 // terms) against both programs as their header says, the TNA program through
-// dataplane.ScenarioSTF; the negative control is a file whose queue read is off by one, which
+// dpengine.ScenarioSTF; the negative control is a file whose queue read is off by one, which
 // must fail on both.
 func TestP4STFScenarios(t *testing.T) {
 	files, err := filepath.Glob("../../p4/testdata/*.stf")

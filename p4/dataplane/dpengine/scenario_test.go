@@ -706,7 +706,7 @@ func generate(path string, src []byte) ([]byte, error) {
 		sessions: map[int]bool{}, admins: map[uint16]*dataplane.AdminRequest{}}
 	s.emit("# GENERATED from scenarios/%s by `go test ./p4/dataplane/dpengine -run TestScenarios -update`; do not edit.",
 		filepath.Base(path))
-	s.emit("# Run: netlock p4 stf --tofino p4/netlock.p4 p4/testdata/%s.stf (or p4/tna/netlock.p4: dataplane.ScenarioSTF)",
+	s.emit("# Run: netlock p4 stf --tofino p4/netlock.p4 p4/testdata/%s.stf (or p4/tna/netlock.p4: dpengine.ScenarioSTF)",
 		strings.TrimSuffix(filepath.Base(path), ".scn"))
 	for i, line := range strings.Split(string(src), "\n") {
 		s.line = i + 1
@@ -791,7 +791,7 @@ func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, src
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmds = dataplane.ScenarioSTF(prog.Name, cmds)
+			cmds = ScenarioSTF(prog.Name, cmds)
 			res, err := stf.Run(sw, cmds)
 			if err != nil {
 				t.Fatal(err)

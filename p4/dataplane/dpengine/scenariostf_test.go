@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"reflect"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/netlock-go/netlock/bmv2/stf"
+	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
 func TestScenarioSTF(t *testing.T) {
@@ -13,27 +14,27 @@ func TestScenarioSTF(t *testing.T) {
 	in := []stf.Command{
 		cmd("mirroring_add", "2", "1"),
 		cmd("mirroring_add", "3", "2", "100"),
-		cmd("register_read", RegisterQueue, "5", "0x0004000300020001"),
-		cmd("register_read", RegisterState, "5", "7"),
-		cmd("register_read", RegisterQueue, "6", "junk"),
+		cmd("register_read", dataplane.RegisterQueue, "5", "0x0004000300020001"),
+		cmd("register_read", dataplane.RegisterState, "5", "7"),
+		cmd("register_read", dataplane.RegisterQueue, "6", "junk"),
 		cmd("packet", "1", "00"),
 	}
 	keep := append([]stf.Command(nil), in...)
-	n := strconv.Itoa(TNAAnswerCopyBytes)
+	n := strconv.Itoa(dataplane.TNAAnswerCopyBytes)
 	tests := []struct {
 		arch string
 		want []stf.Command
 	}{
-		{V1Model.Name, in},
-		{TNA.Name, []stf.Command{
+		{dataplane.V1Model.Name, in},
+		{dataplane.TNA.Name, []stf.Command{
 			cmd("mirroring_add", "2", "1", n),
 			cmd("mirroring_add", "3", "2", "100"), // a length given stays
-			cmd("register_read", RegisterQueue, "5", "1"),
-			cmd("register_read", RegisterQueueHigh, "5", "2"),
-			cmd("register_read", RegisterBuffered, "5", "3"),
-			cmd("register_read", RegisterDone, "5", "4"),
-			cmd("register_read", RegisterState, "5", "7"),
-			cmd("register_read", RegisterQueue, "6", "junk"), // left to the runner to report
+			cmd("register_read", dataplane.RegisterQueue, "5", "1"),
+			cmd("register_read", dataplane.RegisterQueueHigh, "5", "2"),
+			cmd("register_read", dataplane.RegisterBuffered, "5", "3"),
+			cmd("register_read", dataplane.RegisterDone, "5", "4"),
+			cmd("register_read", dataplane.RegisterState, "5", "7"),
+			cmd("register_read", dataplane.RegisterQueue, "6", "junk"), // left to the runner to report
 			cmd("packet", "1", "00"),
 		}},
 	}
