@@ -8,14 +8,14 @@ import (
 )
 
 // ScenarioSTF adapts the commands of a scenario's STF file (p4/testdata, translated from
-// p4/dataplane/dpengine/scenarios) to the program of architecture arch (Program.Name, or P4Info's
-// pkg_info.arch). The files are written once, in p4/netlock.p4's terms, and run against both
-// programs; the TNA program differs from them in two places the control plane or the layout
-// decide, not the switch's behaviour:
-//   - its clone sessions truncate the copy after the answer (dataplane.CloneTruncate), as the control
-//     plane configures them: a two-argument mirroring_add gets the length;
-//   - its queue counters are four 16-bit registers (dataplane.TNAQueueParts), not one 64-bit one: a
-//     register_read of dataplane.RegisterQueue becomes a read of each part.
+// p4/dataplane/dpengine/scenarios) to the program of architecture arch
+// (dataplane.Program.Name, or P4Info's pkg_info.arch). The files are written once, in
+// p4/netlock.p4's terms, and run against both programs; the TNA program differs from them in
+// two places the control plane or the layout decide, not the switch's behaviour:
+//   - its clone sessions truncate the copy after the answer (dataplane.CloneTruncate), as the
+//     control plane configures them: a two-argument mirroring_add gets the length;
+//   - its queue counters are four 16-bit registers (dataplane.TNAQueueParts), not one 64-bit
+//     one: a register_read of dataplane.RegisterQueue becomes a read of each part.
 //
 // For p4/netlock.p4 it returns cmds unchanged. It never modifies cmds.
 func ScenarioSTF(arch string, cmds []stf.Command) []stf.Command {
