@@ -446,8 +446,8 @@ header nl_resub_t {
 
 struct headers_t {
     nl_kind_t    kind;
-    /* the answer (before recirc: see KD_RECIRC_ANS); a_etype, a_ipc, a_udpc, a_nlv only in the
-     * egress */
+    /* the answer (before recirc: see KD_RECIRC_ANS); a_ipc, a_udpc, a_nlv only in the egress,
+     * a_etype also in a routed packet (with a_eth: the next hop's MACs, hdr.ethernet invalid) */
     ans_meta_t   ansx;
     ans_eth_t    a_eth;
     ans_etype_t  a_etype;
@@ -497,6 +497,9 @@ struct pair32_t {
 struct metadata_t {
     nl_resub_t resub;
     bool    csum_ok;
+    bit<32> pkey_hi;    /* the request's rack key (hdr.auth.key), copied by the parser */
+    bit<32> pkey_lo;
+    bit<1>  nl_port;    /* the UDP destination is NL_PORT (set by the parser where UDP is) */
     /* the pass */
     bit<8>  phase;
     bit<9>  in_port;
@@ -729,12 +732,23 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
             default: accept;
         }
     }
+    /* The port's test is the parser's: meta.nl_port, set on both ways out of parse_udp, is
+     * what the ingress tests, so no stage reads hdr.udp.dst (bf-p4c keeps it out of the
+     * containers the stages reach). */
     state parse_udp {
         pkt.extract(hdr.udp);
         transition select(hdr.udp.dst) {
-            NL_PORT: parse_nl;
-            default: accept;
+            NL_PORT: parse_nl_port;
+            default: parse_other_port;
         }
+    }
+    state parse_other_port {
+        meta.nl_port = 0;
+        transition accept;
+    }
+    state parse_nl_port {
+        meta.nl_port = 1;
+        transition parse_nl;
     }
     state parse_nl {
         pkt.extract(hdr.nl);
@@ -746,12 +760,20 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
             default: accept;
         }
     }
+    /* The request's key is copied by the parser into metadata, which the key's checks read:
+     * hdr.auth.key itself is only parsed and emitted, so bf-p4c keeps it out of the containers
+     * the stages reach, and the copy is dead after the checks (64 bits fewer live through the
+     * pipe). */
     state parse_auth {
         pkt.extract(hdr.auth);
+        meta.pkey_hi = hdr.auth.key[63:32];
+        meta.pkey_lo = hdr.auth.key[31:0];
         transition accept;
     }
     state parse_auth_admin {
         pkt.extract(hdr.auth);
+        meta.pkey_hi = hdr.auth.key[63:32];
+        meta.pkey_lo = hdr.auth.key[31:0];
         transition select(hdr.nl.status) {
             ADM_FORCE: parse_admin_head;
             ADM_SET_BUFFERED: parse_admin_head;
@@ -1015,7 +1037,6 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "hdr.admin.size", 16)
 @pa_container_size("ingress", "hdr.admin.slot", 32)
 @pa_container_size("ingress", "hdr.admin.gts", 32)
-@pa_container_size("ingress", "hdr.auth.key", 32, 32)
 @pa_container_size("ingress", "meta.resub.phase", 8)
 @pa_container_size("ingress", "meta.resub.off", 16)
 @pa_container_size("ingress", "meta.resub.seq", 32)
@@ -1568,6 +1589,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action h_now_b() { meta.now_b = clk_16.get({ig_md.ingress_mac_tstamp[47:16]}); }
     action h_now_c() { meta.now_c = clk_17.get({ig_md.ingress_mac_tstamp[47:17]}); }
     action h_now_d() { meta.now_d = clk_21.get({ig_md.ingress_mac_tstamp[47:21]}); }
+    /* The ended table's fingerprint, an action of its own beside the cell's index (16 + 32
+     * bits of hash data in one action pass the 32-bit immediate pathway). */
+    action h_fp() { meta.fp = ended_fp.get({hdr.nl.txn[31:0], hdr.nl.lock, hdr.nl.txn[63:32]}); }
     action h_tslot() {
         meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
         meta.ntslot = ~((slot_t)hdr.nl.token_lo[SLOT_BITS - 1:0]);
@@ -1879,7 +1903,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (hdr.nl.ts[63:32] != 0) { has_ts = 1; }
         if (hdr.nl.ts[31:0] != 0) { has_ts = 1; }
         meta.kind = K_ROUTE;
-        if (hdr.udp.isValid() && hdr.udp.dst == NL_PORT) {
+        if (hdr.udp.isValid() && meta.nl_port == 1) {
             if (!hdr.nl.isValid() || ig_prsr_md.parser_err != 0 ||
                     hdr.nl.version != NL_VERSION || hdr.nl.op > OP_ADMIN || hdr.nl.mode > MODE_X ||
                     (hdr.nl.flags & FL_BATCH) != 0) {
@@ -1912,11 +1936,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (hdr.nl.op == OP_PUSHBACK && meta.rack_ok == 1 && hdr.ipv4.dst == hdr.a_ip.sip) {
                 /* The rack key, tested in place (a flag computed first is a stage before the
                  * kind, and so before every pass's work) */
-                if (hdr.auth.key[63:32] != hdr.a_key.key[63:32]) {
+                if (meta.pkey_hi != hdr.a_key.key[63:32]) {
                     drop_count(DR_PUSHBACK_KEY);
                     exit;
                 }
-                if (hdr.auth.key[31:0] != hdr.a_key.key[31:0]) {
+                if (meta.pkey_lo != hdr.a_key.key[31:0]) {
                     drop_count(DR_PUSHBACK_KEY);
                     exit;
                 }
@@ -1930,11 +1954,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     drop_count(DR_ADMIN_KEY);
                     exit;
                 }
-                if (hdr.auth.key[63:32] != hdr.a_key.key[63:32]) {
+                if (meta.pkey_hi != hdr.a_key.key[63:32]) {
                     drop_count(DR_ADMIN_KEY);
                     exit;
                 }
-                if (hdr.auth.key[31:0] != hdr.a_key.key[31:0]) {
+                if (meta.pkey_lo != hdr.a_key.key[31:0]) {
                     drop_count(DR_ADMIN_KEY);
                     exit;
                 }
@@ -2404,10 +2428,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * ended), the acquire pass it continues in records it as seen (p4/netlock.p4 records it
          * at the end of the walk; the cell is the same). */
         meta.e_idx = ended_hash.get({hdr.nl.lock, hdr.nl.txn});
-        meta.fp = ended_fp.get({hdr.nl.txn[31:0], hdr.nl.lock, hdr.nl.txn[63:32]});
-        meta.fp = meta.fp & 0xfffffffc;   /* in place: no temporary for the hash's output */
-        if (meta.fp == 0) {
-            meta.fp = 4;   /* 0 is an empty cell */
+        h_fp();
+        /* fp & 0xfffffffc, or 4 where that is 0 (0 is an empty cell): the low bits cleared
+         * with an instruction's own constant 0, in the gateway's actions, not with the mask,
+         * which bf-p4c makes action data, and a keyless table's action that reads a hash
+         * cannot have action data ("requires hash, which can only be done through the hit
+         * pathway", Tofino 1 at --phv_scale_factor 2, 2026-11-30 at 1e5a6c5). */
+        if (meta.fp[31:2] == 0) {
+            meta.fp = 4;
+        } else {
+            meta.fp[1:0] = 0;
         }
         /* The cell minus fp as the lookup found it (2, which no cell of this request gives: no
          * lookup): 1 ended, 3 force-released, 0 seen and not ended. */
@@ -3389,8 +3419,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 } else if (hdr.ipv4.ttl <= 1) {
                     drop_count(DR_TTL);
                 } else {
-                    hdr.ethernet.src = meta.nh_smac;
-                    hdr.ethernet.dst = meta.nh_dmac;
+                    /* The next hop's MACs go out in the answer's Ethernet header, the packet's
+                     * own left invalid: no stage writes hdr.ethernet, so bf-p4c keeps it out
+                     * of the containers the stages reach (a tagalong field on Tofino 1, 96
+                     * bits; the packet's bytes are the same). */
+                    hdr.a_eth.setValid();
+                    hdr.a_eth.smac = meta.nh_smac;
+                    hdr.a_eth.dmac = meta.nh_dmac;
+                    hdr.a_etype.setValid();
+                    hdr.a_etype.etherType = 0x0800;
+                    hdr.ethernet.setInvalid();
                     hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
                     ig_tm_md.ucast_egress_port = meta.nh_port;
                     ig_tm_md.bypass_egress = 1;
