@@ -1903,66 +1903,75 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (hdr.nl.ts[63:32] != 0) { has_ts = 1; }
         if (hdr.nl.ts[31:0] != 0) { has_ts = 1; }
         meta.kind = K_ROUTE;
+        /* The request's own checks: a malformed request, a push-back with a wrong key, an admin
+         * request from another port or with a wrong key is dropped by an exit at the top level
+         * below, which counts its reason. No exit inside the block: bf-p4c takes an exit nested
+         * in an if as an assignment to a flag that every later table tests (on Tofino 2), and
+         * then finds the drop counter's uses in those branches and in the late drops below not
+         * mutually exclusive ("cannot share Counter NetlockIngress.nl_drops because use of the
+         * Counter ... is not mutually exclusive", Tofino 2, 2026-11-30 at f4b4313); an exit at
+         * the top level puts what follows in its if's other branch, which the compiler sees as
+         * exclusive. */
+        bit<1> early = 0;
+        bit<32> early_why = DR_MALFORMED;
         if (hdr.udp.isValid() && meta.nl_port == 1) {
             if (!hdr.nl.isValid() || ig_prsr_md.parser_err != 0 ||
                     hdr.nl.version != NL_VERSION || hdr.nl.op > OP_ADMIN || hdr.nl.mode > MODE_X ||
                     (hdr.nl.flags & FL_BATCH) != 0) {
-                drop_count(DR_MALFORMED);
-                exit;
-            }
-            rack.apply();
-            /* The lock's entry is looked up beside rack, on the header alone, not after the
-             * rack's checks decided the kind: one stage fewer (docs/dataplane.md, "Stages").
-             * Only a lock, push-back or admin request can use it; the ones the checks below
-             * route or drop count a hit in lock_hits that p4/netlock.p4 does not count (a
-             * request while rack is unset, a push-back to another address or with a wrong key,
-             * an admin request with a wrong key or from a port other than the CPU's: the port
-             * is not tested here, as meta.in_port is written in this stage). */
-            if (hdr.nl.op == OP_ACQUIRE || hdr.nl.op == OP_RELEASE || hdr.nl.op == OP_PROBE ||
-                    hdr.nl.op == OP_PUSHBACK ||
-                    (hdr.nl.op == OP_ADMIN && hdr.nl.status >= 16 && hdr.nl.status <= 31)) {
-                lock_table.apply();
-            }
-            /* The lock's server, looked up as soon as the lock's entry is there, not after the
-             * checks that decide the kind (a stage fewer): its fields are read only in the
-             * passes the checks keep (a lock, push-back or admin request). */
-            if (meta.hit == 1) {
-                lock_servers.apply();
-            }
-            if (hdr.nl.op == OP_ACQUIRE || hdr.nl.op == OP_RELEASE || hdr.nl.op == OP_PROBE) {
-                if (meta.rack_ok == 1) {
-                    meta.kind = K_LOCK;
+                early = 1;
+            } else {
+                rack.apply();
+                /* The lock's entry is looked up beside rack, on the header alone, not after the
+                 * rack's checks decided the kind: one stage fewer (docs/dataplane.md, "Stages").
+                 * Only a lock, push-back or admin request can use it; the ones the checks below
+                 * route or drop count a hit in lock_hits that p4/netlock.p4 does not count (a
+                 * request while rack is unset, a push-back to another address or with a wrong
+                 * key, an admin request with a wrong key or from a port other than the CPU's:
+                 * the port is not tested here, as meta.in_port is written in this stage). */
+                if (hdr.nl.op == OP_ACQUIRE || hdr.nl.op == OP_RELEASE || hdr.nl.op == OP_PROBE ||
+                        hdr.nl.op == OP_PUSHBACK ||
+                        (hdr.nl.op == OP_ADMIN && hdr.nl.status >= 16 && hdr.nl.status <= 31)) {
+                    lock_table.apply();
                 }
-            } else if (hdr.nl.op == OP_PUSHBACK && meta.rack_ok == 1 && hdr.ipv4.dst == hdr.a_ip.sip) {
-                /* The rack key, tested in place (a flag computed first is a stage before the
-                 * kind, and so before every pass's work) */
-                if (meta.pkey_hi != hdr.a_key.key[63:32]) {
-                    drop_count(DR_PUSHBACK_KEY);
-                    exit;
+                /* The lock's server, looked up as soon as the lock's entry is there, not after
+                 * the checks that decide the kind (a stage fewer): its fields are read only in
+                 * the passes the checks keep (a lock, push-back or admin request). */
+                if (meta.hit == 1) {
+                    lock_servers.apply();
                 }
-                if (meta.pkey_lo != hdr.a_key.key[31:0]) {
-                    drop_count(DR_PUSHBACK_KEY);
-                    exit;
+                if (hdr.nl.op == OP_ACQUIRE || hdr.nl.op == OP_RELEASE || hdr.nl.op == OP_PROBE) {
+                    if (meta.rack_ok == 1) {
+                        meta.kind = K_LOCK;
+                    }
+                } else if (hdr.nl.op == OP_PUSHBACK && meta.rack_ok == 1 && hdr.ipv4.dst == hdr.a_ip.sip) {
+                    /* The rack key, tested in place (a flag computed first is a stage before
+                     * the kind, and so before every pass's work) */
+                    if (meta.pkey_hi != hdr.a_key.key[63:32]) {
+                        early = 1;
+                        early_why = DR_PUSHBACK_KEY;
+                    } else if (meta.pkey_lo != hdr.a_key.key[31:0]) {
+                        early = 1;
+                        early_why = DR_PUSHBACK_KEY;
+                    } else {
+                        meta.kind = K_PB;
+                    }
+                } else if (hdr.nl.op == OP_ADMIN && hdr.nl.status >= 16 && hdr.nl.status <= 31) {
+                    if (meta.in_port != CPU_PORT) {
+                        early = 1;
+                        early_why = DR_ADMIN_PORT;
+                    } else if (meta.rack_ok == 0 || (!hdr.admin.isValid() && !hdr.adminf.isValid())) {
+                        early = 1;
+                        early_why = DR_ADMIN_KEY;
+                    } else if (meta.pkey_hi != hdr.a_key.key[63:32]) {
+                        early = 1;
+                        early_why = DR_ADMIN_KEY;
+                    } else if (meta.pkey_lo != hdr.a_key.key[31:0]) {
+                        early = 1;
+                        early_why = DR_ADMIN_KEY;
+                    } else {
+                        meta.kind = K_ADMIN;
+                    }
                 }
-                meta.kind = K_PB;
-            } else if (hdr.nl.op == OP_ADMIN && hdr.nl.status >= 16 && hdr.nl.status <= 31) {
-                if (meta.in_port != CPU_PORT) {
-                    drop_count(DR_ADMIN_PORT);
-                    exit;
-                }
-                if (meta.rack_ok == 0 || (!hdr.admin.isValid() && !hdr.adminf.isValid())) {
-                    drop_count(DR_ADMIN_KEY);
-                    exit;
-                }
-                if (meta.pkey_hi != hdr.a_key.key[63:32]) {
-                    drop_count(DR_ADMIN_KEY);
-                    exit;
-                }
-                if (meta.pkey_lo != hdr.a_key.key[31:0]) {
-                    drop_count(DR_ADMIN_KEY);
-                    exit;
-                }
-                meta.kind = K_ADMIN;
             }
         }
         /* The token's level: the level whose slots [left, left + size) hold its slot, as
@@ -2039,7 +2048,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else {
             meta.hd_idx = sl;
         }
-        if (meta.kind == K_PB && (meta.hit == 0 || meta.srv_ok == 0)) {
+        /* The drops: the request's own checks' (early, above) and a push-back's whose lock or
+         * server is unknown, each the only exit of its branch, at the top level (above). Here,
+         * not after the checks: what lies between writes metadata only, and an exit waits for
+         * the tables before it (bf-p4c: anti dependencies to an exiting table), which the
+         * push-back's test waits for anyway. */
+        if (early == 1) {
+            drop_count(early_why);
+            exit;
+        } else if (meta.kind == K_PB && (meta.hit == 0 || meta.srv_ok == 0)) {
             drop_count(DR_PUSHBACK_LOCK);
             exit;
         }
