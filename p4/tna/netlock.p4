@@ -633,6 +633,7 @@ struct metadata_t {
                         * many sources") */
     bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO),
                         * widened by the hash unit where the answers begin */
+    bit<32> gts;       /* the admin probe: the slot's grant time as hold_wr read it */
     bit<32> st_prev;   /* state_rel: lk_state's lo before */
     bit<16> rd_port;   /* the slot's port and tenant as read (POOL_WHO) */
     bit<16> rd_tenant;
@@ -855,9 +856,9 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
             rv = 0; \
             if (v.hi == meta.tseq_lo && v.hi != 0) { v.lo = meta.now; rv = 1; } } }; \
     RegisterAction<pair32_t, slot_t, bit<32>>(s_hold) hold_wr = { \
-        void apply(inout pair32_t v) { v.hi = hdr.recirc.pseq_lo; v.lo = meta.now; } }; \
-    RegisterAction<pair32_t, slot_t, bit<32>>(s_hold) hold_gts = { \
-        void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; } }; \
+        void apply(inout pair32_t v, out bit<32> rv) { \
+            rv = v.lo; \
+            if (meta.phase != PH_PROBE2) { v.hi = hdr.recirc.pseq_lo; v.lo = meta.now; } } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_flags) flags_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_flags) flags_wr = { \
@@ -2344,19 +2345,26 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * cell), not by ptype and the probe's flag, a stage later. */
             meta.tseq_lo = 0;
         }
-        if (ptype == P_WRITE || (ptype == P_GRANT && hdr.recirc.pend == 1)) {
-            hold_wr.execute(meta.hd_idx);
-        } else if (REL_GO && PRE_OK && TXN_OK) {
-            if (ptype == P_REL) {
-                SV_SEQ = hold_rel.execute(meta.hd_idx); /* the grant number before */
-                if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; } else { meta.valid = 0; }
-            } else {
-                meta.valid = hold_touch.execute(meta.hd_idx);
-            }
-        } else if (ptype == P_RW || ph_probe3 == 1) {
-            hdr.recirc.pseq_lo = hold_rel.execute(meta.hd_idx); /* SV_SEQ; tseq_lo 0: releases nothing */
-        } else if (ph_probe2 == 1) {
-            hdr.admin.gts = hold_gts.execute(meta.hd_idx);
+        /* Three tables on s_hold, one per register action: hold_rel's two uses (a release; a
+         * retry walk's or the probe's read) are one branch, and the probe's read of the grant
+         * time is hold_wr's (which writes in no probe pass), as every table on a register must
+         * be placed in the register's stage and a stage holds 16 tables: bf-p4c on Tofino 2
+         * placed the others and then could not place a fifth, the probe's, in their stage
+         * ("could not fit in stage 12 ... along with 65536 entries of Register
+         * NetlockIngress.pool.s_hold", 2026-11-30 at 415ef6b and with four). */
+        if (ptype == P_WRITE || (ptype == P_GRANT && hdr.recirc.pend == 1) || ph_probe2 == 1) {
+            /* the probe's second pass reads the grant time (meta.gts, into hdr.admin.gts in
+             * its answer): hold_wr writes in no PH_PROBE2 pass */
+            meta.gts = hold_wr.execute(meta.hd_idx);
+        } else if (REL_GO && PRE_OK && TXN_OK && ptype == P_PROBE) {
+            meta.valid = hold_touch.execute(meta.hd_idx);
+        } else if ((REL_GO && PRE_OK && TXN_OK) || ptype == P_RW || ph_probe3 == 1) {
+            /* a release's grant number before; a read in a retry walk or the probe's third
+             * pass (tseq_lo 0: releases nothing) */
+            SV_SEQ = hold_rel.execute(meta.hd_idx);
+        }
+        if (REL_GO && PRE_OK && TXN_OK && ptype == P_REL) {
+            if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; } else { meta.valid = 0; }
         }
 
         /* ================= stage: the pool's flags, lease and timestamp ================= */
@@ -3371,7 +3379,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
                 hdr.admin.buffered = meta.bv[15:0];
                 hdr.admin.done = meta.dv;
-                /* hdr.admin.gts: read by POOL_HOLD */
+                hdr.admin.gts = meta.gts;   /* the grant time, as hold_wr read it */
                 again(PH_PROBE3);
             } else if (ph == PH_PROBE3) {
                 hdr.admin.sstate = SV_STATE;
