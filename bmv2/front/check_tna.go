@@ -353,6 +353,7 @@ func (c *checker) tnaPipelineRules() {
 				c.tnaActionConditions(b)
 				c.tnaHashOfHash(b)
 				c.tnaSubActionData(b)
+				c.tnaSharedCounters(b)
 				c.tnaGatewayConditions(b)
 				c.tnaImmediateBits(b)
 			}

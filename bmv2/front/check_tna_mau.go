@@ -920,3 +920,195 @@ func stripCastsSlices(e Expr) Expr {
 		}
 	}
 }
+
+// tnaSharedCounterMsg is bf-p4c 9.13.4's (p4c 34b86e9) refusal of an indirect counter or meter
+// that two tables use when the compiler cannot tell that no packet runs both
+// (mau/table_mutex.cpp, SharedIndirectAttachedAnalysis).
+const tnaSharedCounterMsg = "cannot share %s because use of the %s is not mutually exclusive"
+
+// tnaSharedCounters refuses two uses of one indirect Counter or Meter (count, execute) by
+// statements of a control's apply blocks, directly or through the actions they call or the
+// tables they apply, unless the compiler sees that one packet runs at most one of them:
+// they are in different branches of one if (or cases of one switch), or the earlier one is
+// followed in its block by an exit. On Tofino 2 the exit excludes only the uses in the blocks
+// the compiler nests under it: bf-p4c nests the statements after an if with a branch that
+// always exits in its other branch, level by level up from the exit, and turns the exit into a
+// flag that every later table tests beyond the first level whose if has no such branch, so the
+// uses after that if are not excluded (tnaSharedCounterMsg; both cases checked
+// against the compiler, TestRealTNARules). Direct counters and meters and registers are not
+// indirect resources and are not checked.
+func (c *checker) tnaSharedCounters(b Block) {
+	if b.Control == nil || b.Control.Body == nil {
+		return
+	}
+	gen := c.out.TofinoGeneration()
+	type level struct {
+		ifs    *IfStmt // the if whose branch this level is, nil for a block of statements
+		branch int     // 0 then, 1 else, or the switch case's index
+		sw     *SwitchStmt
+	}
+	type use struct {
+		name string
+		pos  Pos
+		path []level
+		// cover is, when an exit follows the use in its block, the depth of the outermost
+		// block whose statements after it that exit excludes (0 the apply block: every later
+		// use); -1 without an exit
+		cover int
+	}
+	var uses []use
+	// counters returns the indirect counters and meters a statement uses, through actions and
+	// tables (each with the position of its call).
+	var counters func(s Stmt, seen map[Decl]bool) map[string]Pos
+	counters = func(s Stmt, seen map[Decl]bool) map[string]Pos {
+		out := map[string]Pos{}
+		var visitAction func(d Decl)
+		visitExpr := func(e Expr) {
+			call, ok := e.(*CallExpr)
+			if !ok {
+				return
+			}
+			switch d := call.Callee.(type) {
+			case *MethodDecl:
+				if d.Owner != nil && ((d.Owner.Name == "Counter" && d.Name == "count") || (d.Owner.Name == "Meter" && d.Name == "execute")) {
+					if m, ok := call.Fun.(*MemberExpr); ok {
+						if _, seen := out[ExprString(m.X)]; !seen {
+							out[ExprString(m.X)] = call.Position()
+						}
+					}
+				}
+			case *ActionDecl:
+				visitAction(d)
+			case *TableDecl:
+				for _, p := range d.Props {
+					for _, r := range p.Actions {
+						visitAction(r.Action)
+					}
+				}
+			}
+		}
+		visitAction = func(d Decl) {
+			a, ok := d.(*ActionDecl)
+			if !ok || a == nil || a.Body == nil || seen[a] {
+				return
+			}
+			seen[a] = true
+			walkStmt(a.Body, visitExpr)
+		}
+		walkStmt(s, visitExpr)
+		return out
+	}
+	// terminates reports whether s exits on every path.
+	var terminates func(s Stmt) bool
+	terminates = func(s Stmt) bool {
+		switch s := s.(type) {
+		case *ExitStmt:
+			return true
+		case *BlockStmt:
+			if s == nil {
+				return false
+			}
+			for _, x := range s.Stmts {
+				if terminates(x) {
+					return true
+				}
+			}
+		case *IfStmt:
+			return s.Else != nil && terminates(s.Then) && terminates(s.Else)
+		}
+		return false
+	}
+	// cover is the depth of the outermost block the compiler nests the rest of under an exit
+	// at path (the levels above it): on Tofino 2, the levels up to the first whose if has no
+	// branch that always exits (the rest of the block that holds that if is not nested); on
+	// Tofino 1 the apply block.
+	cover := func(path []level) int {
+		if gen != 2 {
+			return 0
+		}
+		k := len(path)
+		for j := len(path) - 1; j >= 0; j-- {
+			l := path[j]
+			if l.ifs == nil || (!terminates(l.ifs.Then) && (l.ifs.Else == nil || !terminates(l.ifs.Else))) {
+				break
+			}
+			k = j
+		}
+		return k
+	}
+	var walk func(blk *BlockStmt, path []level)
+	walk = func(blk *BlockStmt, path []level) {
+		if blk == nil {
+			return
+		}
+		for i, s := range blk.Stmts {
+			switch x := s.(type) {
+			case *IfStmt:
+				for br, st := range []Stmt{x.Then, x.Else} {
+					if st == nil {
+						continue
+					}
+					p := append(path[:len(path):len(path)], level{ifs: x, branch: br})
+					if bs, ok := st.(*BlockStmt); ok {
+						walk(bs, p)
+					} else {
+						walk(&BlockStmt{Stmts: []Stmt{st}}, p)
+					}
+				}
+			case *SwitchStmt:
+				for ci, cs := range x.Cases {
+					walk(cs.Body, append(path[:len(path):len(path)], level{sw: x, branch: ci}))
+				}
+			case *BlockStmt:
+				walk(x, path)
+			default:
+				for name := range counters(s, map[Decl]bool{}) {
+					u := use{name: name, pos: s.Position(), path: path, cover: -1}
+					// an exit after it in its block excludes the uses after it that it covers
+					for _, rest := range blk.Stmts[i+1:] {
+						if _, ok := rest.(*ExitStmt); ok {
+							u.cover = cover(path)
+							break
+						}
+					}
+					uses = append(uses, u)
+				}
+			}
+		}
+	}
+	walk(b.Control.Body, nil)
+	covers := func(a, b use) bool {
+		if a.cover < 0 || len(b.path) < a.cover {
+			return false
+		}
+		for i := 0; i < a.cover; i++ {
+			if a.path[i] != b.path[i] {
+				return false
+			}
+		}
+		return true
+	}
+	exclusive := func(a, b use) bool {
+		for i := 0; i < len(a.path) && i < len(b.path); i++ {
+			x, y := a.path[i], b.path[i]
+			if x.ifs != y.ifs || x.sw != y.sw {
+				return false
+			}
+			if x.branch != y.branch {
+				return true
+			}
+		}
+		return false
+	}
+	reported := map[Pos]bool{}
+	for j, u2 := range uses {
+		for _, u1 := range uses[:j] {
+			if u1.name != u2.name || covers(u1, u2) || exclusive(u1, u2) || reported[u2.pos] {
+				continue
+			}
+			reported[u2.pos] = true
+			c.errorf(u2.pos, "the uses at %s and here: "+tnaSharedCounterMsg+" (make them exclusive: branches of one if, or an exit after the first%s)",
+				u1.pos, u2.name, u2.name, map[bool]string{true: " in an if whose branch always exits, at every level above it", false: ""}[gen == 2])
+		}
+	}
+}

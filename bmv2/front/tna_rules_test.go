@@ -1133,6 +1133,50 @@ func subActionDataCases() []tnaCase {
 	return out
 }
 
+// sharedCounterCases are the shared-counter rule's cases (tnaSharedCounters), each checked
+// against p4c-barefoot 9.13.4 on Tofino 1 and 2 (2026-11-30): an indirect counter counted in
+// two places that one packet may both reach is refused on both; an exit after the first use
+// excludes the later ones on Tofino 1, and on Tofino 2 only where every if above the exit has a
+// branch that always exits.
+func sharedCounterCases() []tnaCase {
+	const (
+		decls = "Counter<bit<32>, bit<8>>(4, CounterType_t.PACKETS) c;\n    action cnt(bit<8> i) { c.count(i); ig_dprsr_md.drop_ctl = 1; }"
+		share = "cannot share Counter Ing.c because use of the Counter Ing.c is not mutually exclusive"
+		msg   = "cannot share c because use of the c is not mutually exclusive"
+	)
+	type c struct{ name, body, want1, want2 string }
+	cases := []c{
+		{"an exit in an if in an if, a use before it and one after", "if (hdr.eth.isValid()) { if (md.idx == 1) { cnt(0); exit; } md.val = 2; } if (md.val == 3) { cnt(1); }", "", msg},
+		{"an exit in an if of an if-else, a use before it and one after", "if (hdr.eth.isValid()) { if (md.idx == 1) { cnt(0); exit; } } else { md.val = 4; } if (md.val == 3) { cnt(1); }", "", msg},
+		{"an exit in a top-level if, a use before it and one after", "if (md.idx == 1) { cnt(0); exit; } if (md.val == 3) { cnt(1); }", "", ""},
+		{"exits in an if-else-if chain, uses before them and one after", "if (md.idx == 1) { cnt(0); exit; } else if (md.val == 2) { cnt(2); exit; } if (md.val == 3) { cnt(1); }", "", ""},
+		{"two uses one after the other", "if (md.idx == 1) { cnt(0); } if (md.val == 3) { cnt(1); }", msg, msg},
+		{"two uses in the branches of one if", "if (md.idx == 1) { cnt(0); } else { cnt(1); }", "", ""},
+	}
+	var out []tnaCase
+	for _, x := range cases {
+		for _, gen := range []string{"1", "2"} {
+			want := x.want1
+			if gen == "2" {
+				want = x.want2
+			}
+			compiler := ""
+			if want != "" {
+				compiler = share
+			}
+			out = append(out, tnaCase{name: x.name, gen: gen, src: actionCondProgram(decls, x.body, false), want: want, compiler: compiler})
+		}
+	}
+	return out
+}
+
+// TestTNASharedCounters checks the shared-counter rule's cases (sharedCounterCases).
+func TestTNASharedCounters(t *testing.T) {
+	for _, tc := range sharedCounterCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
 // TestTNASubActionData checks the subtraction rule's cases (subActionDataCases).
 func TestTNASubActionData(t *testing.T) {
 	for _, tc := range subActionDataCases() {
@@ -1221,6 +1265,7 @@ func TestRealTNARules(t *testing.T) {
 	cases = append(cases, hashOfHashCases()...)
 	cases = append(cases, gatewayCases()...)
 	cases = append(cases, subActionDataCases()...)
+	cases = append(cases, sharedCounterCases()...)
 	dir := t.TempDir()
 	for i, tc := range cases {
 		// a subtest each: -run 'TestRealTNARules/hash' compiles the cases whose name has "hash"

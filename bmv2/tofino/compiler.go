@@ -33,6 +33,10 @@ type CompileOptions struct {
 	IncludeDirs []string
 	// OutDir receives the compiler's output (pipe/logs/...); it is created.
 	OutDir string
+	// Flags are further options, passed before the program (e.g. "--alt-phv-alloc": table
+	// placement on a trivial PHV allocation first, the real allocation after it, so that a
+	// program whose PHV does not fit still gets the compiler's placement and critical path).
+	Flags []string
 	// Timeout bounds the run (0: 30 minutes).
 	Timeout time.Duration
 }
@@ -164,6 +168,7 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 	for _, d := range opt.IncludeDirs {
 		args = append(args, "-I", d)
 	}
+	args = append(args, opt.Flags...)
 	args = append(args, prog)
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
