@@ -959,8 +959,7 @@ func (c *checker) tnaSharedCounters(b Block) {
 	var uses []use
 	// counters returns the indirect counters and meters a statement uses, through actions and
 	// tables (each with the position of its call).
-	var counters func(s Stmt, seen map[Decl]bool) map[string]Pos
-	counters = func(s Stmt, seen map[Decl]bool) map[string]Pos {
+	counters := func(s Stmt, seen map[Decl]bool) map[string]Pos {
 		out := map[string]Pos{}
 		var visitAction func(d Decl)
 		visitExpr := func(e Expr) {
