@@ -927,7 +927,7 @@ func stripCastsSlices(e Expr) Expr {
 const tnaSharedCounterMsg = "cannot share %s because use of the %s is not mutually exclusive"
 
 // tnaSharedCounters refuses two uses of one indirect Counter or Meter (count, execute) by
-// statements of a control's apply blocks, directly or through the actions they call or the
+// statements of a control's apply block, directly or through the actions they call or the
 // tables they apply, unless the compiler sees that one packet runs at most one of them:
 // they are in different branches of one if (or cases of one switch), or the earlier one is
 // followed in its block by an exit. On Tofino 2 the exit excludes only the uses in the blocks
@@ -936,16 +936,17 @@ const tnaSharedCounterMsg = "cannot share %s because use of the %s is not mutual
 // flag that every later table tests beyond the first level whose if has no such branch, so the
 // uses after that if are not excluded (tnaSharedCounterMsg; both cases checked
 // against the compiler, TestRealTNARules). Direct counters and meters and registers are not
-// indirect resources and are not checked.
+// indirect resources and are not checked; nor are tables applied in a condition or a switch's
+// expression, or the apply blocks of the controls this one applies.
 func (c *checker) tnaSharedCounters(b Block) {
 	if b.Control == nil || b.Control.Body == nil {
 		return
 	}
 	gen := c.out.TofinoGeneration()
 	type level struct {
-		ifs    *IfStmt // the if whose branch this level is, nil for a block of statements
-		branch int     // 0 then, 1 else, or the switch case's index
-		sw     *SwitchStmt
+		ifs    *IfStmt     // the if whose branch this level is (nil: a switch's case)
+		sw     *SwitchStmt // the switch whose case this level is
+		branch int         // 0 then, 1 else, or the switch case's index
 	}
 	type use struct {
 		name string
@@ -958,9 +959,10 @@ func (c *checker) tnaSharedCounters(b Block) {
 	}
 	var uses []use
 	// counters returns the indirect counters and meters a statement uses, through actions and
-	// tables (each with the position of its call).
-	counters := func(s Stmt, seen map[Decl]bool) map[string]Pos {
-		out := map[string]Pos{}
+	// tables.
+	counters := func(s Stmt) map[string]bool {
+		out := map[string]bool{}
+		seen := map[Decl]bool{}
 		var visitAction func(d Decl)
 		visitExpr := func(e Expr) {
 			call, ok := e.(*CallExpr)
@@ -971,9 +973,7 @@ func (c *checker) tnaSharedCounters(b Block) {
 			case *MethodDecl:
 				if d.Owner != nil && ((d.Owner.Name == "Counter" && d.Name == "count") || (d.Owner.Name == "Meter" && d.Name == "execute")) {
 					if m, ok := call.Fun.(*MemberExpr); ok {
-						if _, seen := out[ExprString(m.X)]; !seen {
-							out[ExprString(m.X)] = call.Position()
-						}
+						out[ExprString(m.X)] = true
 					}
 				}
 			case *ActionDecl:
@@ -1061,7 +1061,7 @@ func (c *checker) tnaSharedCounters(b Block) {
 			case *BlockStmt:
 				walk(x, path)
 			default:
-				for name := range counters(s, map[Decl]bool{}) {
+				for name := range counters(s) {
 					u := use{name: name, pos: s.Position(), path: path, cover: -1}
 					// an exit after it in its block excludes the uses after it that it covers
 					for _, rest := range blk.Stmts[i+1:] {
@@ -1099,6 +1099,10 @@ func (c *checker) tnaSharedCounters(b Block) {
 		}
 		return false
 	}
+	hint := "an exit after the first"
+	if gen == 2 {
+		hint += " in an if whose branch always exits, at every level above it"
+	}
 	reported := map[Pos]bool{}
 	for j, u2 := range uses {
 		for _, u1 := range uses[:j] {
@@ -1106,8 +1110,8 @@ func (c *checker) tnaSharedCounters(b Block) {
 				continue
 			}
 			reported[u2.pos] = true
-			c.errorf(u2.pos, "the uses at %s and here: "+tnaSharedCounterMsg+" (make them exclusive: branches of one if, or an exit after the first%s)",
-				u1.pos, u2.name, u2.name, map[bool]string{true: " in an if whose branch always exits, at every level above it", false: ""}[gen == 2])
+			c.errorf(u2.pos, "the uses at %s and here: "+tnaSharedCounterMsg+" (make them exclusive: branches of one if, or %s)",
+				u1.pos, u2.name, u2.name, hint)
 		}
 	}
 }

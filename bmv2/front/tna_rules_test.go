@@ -297,6 +297,14 @@ func TestTNANestedCasts(t *testing.T) {
 
 // checkRuleVerdict checks the diagnostics got of a case: none when want is empty, else ones
 // containing want.
+// checkTNACases loads each case (loadTNACase) and checks its verdict (checkRuleVerdict).
+func checkTNACases(t *testing.T, cases []tnaCase) {
+	t.Helper()
+	for _, tc := range cases {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
 func checkRuleVerdict(t *testing.T, name, got, want string) {
 	t.Helper()
 	switch {
@@ -611,9 +619,7 @@ func parseDepthCases() []tnaCase {
 // advances more than 160 bytes (midend/parser_enforce_depth_req.cpp; tnaParseDepth says how it
 // counts), and a variable advance there; Tofino 2 and ingress parsers have no limit.
 func TestTNAParseDepth(t *testing.T) {
-	for _, tc := range parseDepthCases() {
-		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
-	}
+	checkTNACases(t, parseDepthCases())
 }
 
 // fieldListProgram is a TNA program whose ingress deparser runs body.
@@ -703,9 +709,7 @@ func fieldListCases() []tnaCase {
 // (parde/extract_deparser.cpp, generateDigest), on Tofino 1 and 2, after folding: named
 // constants, serializable enum members, constant expressions.
 func TestTNAFieldListConstants(t *testing.T) {
-	for _, tc := range fieldListCases() {
-		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
-	}
+	checkTNACases(t, fieldListCases())
 }
 
 // saluLocalProgram is a TNA program with one register action a on a Register of cell type reg,
@@ -810,9 +814,7 @@ func saluOutputCases() []tnaCase {
 // TestTNARegisterActionOutputs: an output of a register action's apply takes one operand
 // (bf-p4c: "Incompatible outputs in RegisterAction"), constants aside.
 func TestTNARegisterActionOutputs(t *testing.T) {
-	for _, tc := range saluOutputCases() {
-		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
-	}
+	checkTNACases(t, saluOutputCases())
 }
 
 // TestTNARegisterActionLocals: bf-p4c refuses a local of a register action that its copy
@@ -821,9 +823,7 @@ func TestTNARegisterActionOutputs(t *testing.T) {
 // value brings into a condition (mau/stateful_alu.cpp after midend LocalCopyPropagation;
 // saluLocalRules), on Tofino 1 and 2 (the operand width differs for a bit<64> register).
 func TestTNARegisterActionLocals(t *testing.T) {
-	for _, tc := range saluLocalCases() {
-		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
-	}
+	checkTNACases(t, saluLocalCases())
 	// Every assignment to a refused local is refused too, not its initializer.
 	got := loadTNACase(t, saluLocalCases()[0])
 	if n := strings.Count(got, "Can't assign to b in RegisterAction"); n != 1 {
@@ -904,9 +904,7 @@ func actionCondCases() []tnaCase {
 // mau/action_analysis.cpp: "Conditions in an action must be simple comparisons of an action data
 // parameter"), the ?: of an apply block and the ifs of directly called actions included.
 func TestTNAActionConditions(t *testing.T) {
-	for _, tc := range actionCondCases() {
-		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
-	}
+	checkTNACases(t, actionCondCases())
 }
 
 // rewriteProgram is a TNA program whose ingress parser runs start, then next or other (or
@@ -1043,9 +1041,7 @@ func rewriteCases() []tnaCase {
 // the earlier write writes again ("is assigned in state ... but has also previous assignment"),
 // on Tofino 2 a checksum verify assigned so; an OR next to an overwrite on both.
 func TestTNAParserRewrites(t *testing.T) {
-	for _, tc := range rewriteCases() {
-		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
-	}
+	checkTNACases(t, rewriteCases())
 }
 
 // hashOfHashCases are the cases of the hash-of-a-hash rule (tnaHashOfHash): an IDENTITY hash
@@ -1092,9 +1088,7 @@ func hashOfHashCases() []tnaCase {
 
 // TestTNAHashOfHash: the front end refuses what crashes bf-p4c (hashOfHashCases).
 func TestTNAHashOfHash(t *testing.T) {
-	for _, tc := range hashOfHashCases() {
-		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
-	}
+	checkTNACases(t, hashOfHashCases())
 }
 
 // subActionDataCases are the cases of the subtraction rule (tnaSubActionData), on Tofino 1 and 2,
@@ -1172,16 +1166,12 @@ func sharedCounterCases() []tnaCase {
 
 // TestTNASharedCounters checks the shared-counter rule's cases (sharedCounterCases).
 func TestTNASharedCounters(t *testing.T) {
-	for _, tc := range sharedCounterCases() {
-		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
-	}
+	checkTNACases(t, sharedCounterCases())
 }
 
 // TestTNASubActionData checks the subtraction rule's cases (subActionDataCases).
 func TestTNASubActionData(t *testing.T) {
-	for _, tc := range subActionDataCases() {
-		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
-	}
+	checkTNACases(t, subActionDataCases())
 }
 
 // gatewayCases are the cases of the gateway-condition rule (tnaGatewayConditions), each checked
@@ -1239,9 +1229,7 @@ func gatewayCases() []tnaCase {
 // TestTNAGatewayConditions: the front end refuses the if conditions a Tofino gateway cannot
 // evaluate (gatewayCases).
 func TestTNAGatewayConditions(t *testing.T) {
-	for _, tc := range gatewayCases() {
-		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
-	}
+	checkTNACases(t, gatewayCases())
 }
 
 // TestRealTNARules compiles the cases of the parse-depth, field-list and register-action-local
