@@ -54,7 +54,7 @@ func PassPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl, fla
 		}
 		specs[i] = sp
 	}
-	if err := checkExclusive(control.Body, specs); err != nil {
+	if err := checkExclusive(control, specs); err != nil {
 		return nil, err
 	}
 	var out []PassDemand
@@ -73,8 +73,8 @@ func PassPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl, fla
 	return out, nil
 }
 
-// passSpec is one pass type: a variable of the apply block and its value in that pass (a
-// 1-bit flag set: 1).
+// passSpec is one pass type: a variable and its value in that pass (a 1-bit flag of the apply
+// block set: 1).
 type passSpec struct {
 	name  string
 	value uint64
@@ -100,9 +100,14 @@ type ifArm struct {
 	inElse bool
 }
 
-// checkExclusive checks that flags are declared in body as 1-bit variables, assigned only
-// constants, and set to non-zero only in different branches of a common if statement.
-func checkExclusive(body front.Stmt, specs []passSpec) error {
+// checkExclusive checks that flags are declared in control's apply block as 1-bit variables,
+// assigned only constants, and set to non-zero only in different branches of a common if
+// statement. A variable given with its value (VAR=N) may be the control's own instead (declared
+// beside its actions, which a table's entries choose): one variable holds one value, so its
+// passes exclude each other whoever writes it. A flag may not: the sets of two flags in actions
+// cannot be told apart by the branches they sit in.
+func checkExclusive(control *front.ControlDecl, specs []passSpec) error {
+	var body front.Stmt = control.Body
 	want := map[string]bool{}
 	isFlag := map[string]bool{}
 	for _, sp := range specs {
@@ -168,10 +173,25 @@ func checkExclusive(body front.Stmt, specs []passSpec) error {
 		}
 	}
 	walk(body, nil)
+	ofControl := map[string]bool{}
+	for _, l := range control.Locals {
+		if v, ok := l.(*front.VarDecl); ok {
+			ofControl[v.Name] = true
+		}
+	}
+	told := map[string]bool{}
 	for _, sp := range specs {
 		f := sp.name
-		if !declared[f] {
-			errs = append(errs, fmt.Sprintf("flag %s is not a variable of the apply block", f))
+		switch {
+		case declared[f] || told[f]:
+		case ofControl[f] && !sp.flag:
+			declared[f] = true
+		case ofControl[f]:
+			told[f] = true
+			errs = append(errs, fmt.Sprintf("flag %s is a variable of the control, not of the apply block (give its passes as %s=N)", f, f))
+		default:
+			told[f] = true
+			errs = append(errs, fmt.Sprintf("flag %s is not a variable of the apply block or of the control", f))
 		}
 	}
 	for i, a := range sets {

@@ -122,6 +122,50 @@ func TestPassPHVValues(t *testing.T) {
 	}
 }
 
+// TestPassPHVControlVariable: a pass variable may be the control's own, written by the actions a
+// table's const entries choose (p4/tna/netlock.p4's ptype and pass_type): its passes count as
+// the apply block's variable's do (TestPassPHVValues), with the table's key and the variable
+// common to all. A 1-bit flag of the control is refused (its sets cannot be told apart), and so
+// is a name that is no variable.
+func TestPassPHVControlVariable(t *testing.T) {
+	base := ingressPHV(t, program("", "")).Bits
+	decls := `
+    bit<2> pt;
+    bit<1> cf;
+    action set_c() { meta.c = 1; }
+    action pass_is(bit<2> v) { pt = v; }
+    table pass_type {
+        key = { meta.a : ternary; }
+        actions = { pass_is; }
+        const default_action = pass_is(0);
+        const entries = { 1 : pass_is(1); 2 : pass_is(2); }
+    }`
+	body := `
+        bit<1> g = 0;
+        pass_type.apply();
+        if (pt == 1) { meta.b = 1; g = 1; }
+        if (pt == 2) { set_c(); }
+        if (g == 1) { meta.d = 1; }`
+	got, err := passDemands(t, program(decls, body), "pt=1", "pt=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := 32 + 2 + 1 // meta.a (the key), pt, g
+	want := map[string]int{"pt=1": base + common + 32 + 32, "pt=2": base + common + 32, "": base + common}
+	for f, w := range want {
+		if got[f] != w {
+			t.Errorf("pass %q: %d bits, want %d (all: %v)", f, got[f], w, got)
+		}
+	}
+	if _, err := passDemands(t, program(decls, body), "cf"); err == nil || !strings.Contains(err.Error(), "flag cf is a variable of the control") {
+		t.Errorf("a flag of the control: %v, want a refusal", err)
+	}
+	_, err = passDemands(t, program(decls, body), "nope=1", "nope=2")
+	if err == nil || strings.Count(err.Error(), "nope is not a variable") != 1 {
+		t.Errorf("a name that is no variable, given twice: %v, want one refusal", err)
+	}
+}
+
 // TestPassGraph checks each pass type's critical path (IngressPassPHV's Graph): a pass keeps
 // only the tables its branches reach, following the values its assumption decides (g follows
 // pt == 1), and the whole control's graph is longer than every pass's.

@@ -130,12 +130,17 @@ func equal(a, b []string) bool {
 }
 
 // interfaceLines renders what a controller programs in a P4Info (tables, their actions,
-// counters, meters, controller packet metadata) without ids, sorted.
+// counters, meters, controller packet metadata) without ids, sorted. A table whose entries are
+// const (the program's own decisions, such as the TNA program's pass_type and hold_op) is not
+// programmed by a controller: it and the actions only it runs are left out.
 func interfaceLines(info *p4v1.P4Info) []string {
 	var out []string
 	names := map[uint32]string{}
 	inTable := map[uint32]bool{} // actions a table can run: the others are the program's helpers
 	for _, x := range info.Tables {
+		if x.IsConstTable {
+			continue
+		}
 		for _, a := range x.ActionRefs {
 			inTable[a.Id] = true
 		}
@@ -155,6 +160,9 @@ func interfaceLines(info *p4v1.P4Info) []string {
 		names[x.Preamble.Id] = x.Preamble.Name
 	}
 	for _, x := range info.Tables {
+		if x.IsConstTable {
+			continue
+		}
 		var ks, as []string
 		for _, m := range x.MatchFields {
 			ks = append(ks, fmt.Sprintf("%s:%d:%s", m.Name, m.Bitwidth, m.GetMatchType()))

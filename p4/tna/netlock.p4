@@ -534,6 +534,8 @@ struct metadata_t {
     bit<32> tseq_hi;
     bit<32> tseq_lo;
     bit<8>  tlevel;
+    bit<8>  fl_hi;      /* lk_floor's comparisons of the token's grant number, high and low half */
+    bit<8>  fl_lo;
     /* the slot the pool blocks use (sl), and the one s_hold uses (hd) */
     slot_t  sl_idx;
     slot_t  hd_idx;
@@ -634,7 +636,7 @@ struct metadata_t {
     bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO),
                         * widened by the hash unit where the answers begin */
     bit<32> gts;       /* the admin probe: the slot's grant time as hold_wr read it */
-    bit<32> st_prev;   /* state_rel: lk_state's lo before */
+    bit<32> st_prev;   /* state_rel: lk_state's lo after */
     bit<16> rd_port;   /* the slot's port and tenant as read (POOL_WHO) */
     bit<16> rd_tenant;
     /* answers and what comes next */
@@ -1156,10 +1158,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      *               (an exclusive waiter granted); else hi += st_wwait (an exclusive request
      *               waits). Returns 1 for a grant. An acquire (SO_ACQ), a try acquire's check
      *               (steps 0) and the grant walk's waiter (SO_WALK).
-     *   state_rel   lo -= st_lstep, hi -= st_wstep; returns lo before, and the pass decides:
-     *               lo <= a threshold, or, for a withdrawal, not: a release
-     *               learns whether nobody holds now, a withdrawal whether the holder is
-     *               exclusive. With both steps 0 it is the probe's read of lo.
+     *   state_rel   lo -= st_lstep, hi -= st_wstep; returns lo after, and the pass decides:
+     *               a release (lo step its own count: 1, or 0x10001 for an exclusive
+     *               holder) learns that nobody holds now when lo before was at most the
+     *               step, lo after 0 or wrapped below 0 (bit 31: lo is below 2^17); a
+     *               withdrawal (step 0) that the holder is exclusive when lo >= 0x10000,
+     *               bit 16. With both steps 0 it is the probe's read of lo.
      *   state_clr   clear; state_hi reads hi. */
     RegisterAction<pair32_t, lock_t, bit<1>>(lk_state) state_take = {
         void apply(inout pair32_t v, out bit<1> rv) {
@@ -1175,9 +1179,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     };
     RegisterAction<pair32_t, lock_t, bit<32>>(lk_state) state_rel = {
         void apply(inout pair32_t v, out bit<32> rv) {
-            rv = v.lo;
             v.lo = v.lo - ST_LSTEP;
             v.hi = v.hi - meta.st_wstep;
+            rv = v.lo;
         }
     };
     RegisterAction<pair32_t, lock_t, bit<8>>(lk_state) state_clr = {
@@ -1473,6 +1477,142 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         default_action = no_route();
         counters = route_hits;
         size = 1024;
+    }
+
+    /* The pass's work (P_*, 0 for none): one 4-bit field, set once, by pass_type, that every
+     * later stage tests; a 1-bit flag per kind of pass (fifteen, live to the last stage) did
+     * not fit the PHV (bf-p4c, 2026-11-30). badreq: an acquire with txn 0, rejected. Declared
+     * here, not in the apply block, as pass_type's actions write them. */
+    bit<4> ptype;
+    bit<1> badreq;
+    action pass_is(bit<4> t) {
+        ptype = t;
+        badreq = 0;
+    }
+    action pass_forced() {   /* an admin force-release of a lock the switch has: a release */
+        ptype = P_REL;
+        badreq = 0;
+        meta.wflags = meta.wflags | WF_FORCED;
+    }
+    action pass_bad() {
+        ptype = 0;
+        badreq = 1;
+    }
+    /* Which pass type: one table whose const entries are, first match first, the branches of
+     * an if-else chain on the packet's kind, the lock's entry and server, the phase and the
+     * request (LIVE_KIND: a push-back, an admin request, or a lock request whose lock and
+     * server are known). One logical table: the chain was some forty gateways and tables in
+     * the stages after the lock's server, which bf-p4c on Tofino 2 filled to their sixteen
+     * tables each, and then could not place the last table of the pool's s_hold in the
+     * register's stage ("could not fit in stage 10 ... along with 65536 entries of Register
+     * NetlockIngress.pool.s_hold", 2026-11-30). Keys are read for every packet: a packet
+     * without hdr.nl has kind K_ROUTE, which no entry names. */
+    table pass_type {
+        key = {
+            meta.kind       : ternary @name("kind");
+            meta.hit        : ternary @name("hit");
+            meta.srv_ok     : ternary @name("srv_ok");
+            meta.phase      : ternary @name("phase");
+            hdr.nl.op       : ternary @name("op");
+            hdr.nl.flags    : ternary @name("flags");
+            meta.wflags     : ternary @name("wflags");
+            hdr.nl.txn      : ternary @name("txn");
+            hdr.nl.token_hi : ternary @name("token_hi");
+            hdr.nl.token_lo : ternary @name("token_lo");
+            hdr.nl.status   : ternary @name("status");
+        }
+        actions = { pass_is; pass_forced; pass_bad; }
+        const default_action = pass_is(0);
+        /* kind, hit, srv_ok, phase, op, flags, wflags, txn, token_hi, token_lo, status */
+        const entries = {
+            /* the later passes of a live kind, by their phase */
+            (K_PB,    _, _, PH_WRITE, _, _, _, _, _, _, _) : pass_is(P_WRITE);
+            (K_ADMIN, _, _, PH_WRITE, _, _, _, _, _, _, _) : pass_is(P_WRITE);
+            (K_LOCK,  1, 1, PH_WRITE, _, _, _, _, _, _, _) : pass_is(P_WRITE);
+            (K_PB,    _, _, PH_SEND,  _, _, _, _, _, _, _) : pass_is(P_SEND);
+            (K_ADMIN, _, _, PH_SEND,  _, _, _, _, _, _, _) : pass_is(P_SEND);
+            (K_LOCK,  1, 1, PH_SEND,  _, _, _, _, _, _, _) : pass_is(P_SEND);
+            (K_PB,    _, _, PH_GRANT, _, _, _, _, _, _, _) : pass_is(P_GRANT);
+            (K_ADMIN, _, _, PH_GRANT, _, _, _, _, _, _, _) : pass_is(P_GRANT);
+            (K_LOCK,  1, 1, PH_GRANT, _, _, _, _, _, _, _) : pass_is(P_GRANT);
+            (K_PB,    _, _, PH_CLEAN, _, _, _, _, _, _, _) : pass_is(P_CLEAN);
+            (K_ADMIN, _, _, PH_CLEAN, _, _, _, _, _, _, _) : pass_is(P_CLEAN);
+            (K_LOCK,  1, 1, PH_CLEAN, _, _, _, _, _, _, _) : pass_is(P_CLEAN);
+            (K_PB,    _, _, PH_WDRAW, _, _, _, _, _, _, _) : pass_is(P_WD);
+            (K_ADMIN, _, _, PH_WDRAW, _, _, _, _, _, _, _) : pass_is(P_WD);
+            (K_LOCK,  1, 1, PH_WDRAW, _, _, _, _, _, _, _) : pass_is(P_WD);
+            (K_PB,    _, _, PH_BINC,  _, _, _, _, _, _, _) : pass_is(P_BINC);
+            (K_ADMIN, _, _, PH_BINC,  _, _, _, _, _, _, _) : pass_is(P_BINC);
+            (K_LOCK,  1, 1, PH_BINC,  _, _, _, _, _, _, _) : pass_is(P_BINC);
+            /* a push-back: without a request (txn 0), or an acquire */
+            (K_PB,    _, _, PH_FRESH, _, _, _, 0, _, _, _) : pass_is(P_PBNONE);
+            (K_PB,    _, _, PH_FRESH, _, _, _, _, _, _, _) : pass_is(P_ACQ);
+            /* an acquire: txn 0 is a bad request; a retried try not in the queue is checked
+             * again as a new try; a retransmission or a copy seen before walks the queue */
+            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, _, _, 0, _, _, _) : pass_bad();
+            (K_LOCK, 1, 1, PH_ACQ, OP_ACQUIRE, FL_TRY &&& FL_TRY, WF_RETRYMISS &&& (WF_RETRYMISS | WF_NOMETER),
+                _, _, _, _) : pass_is(P_TRY);
+            (K_LOCK, 1, 1, PH_ACQ,   OP_ACQUIRE, _, _, _, _, _, _) : pass_is(P_ACQ);
+            (K_LOCK, 1, 1, PH_RWALK, OP_ACQUIRE, _, _, _, _, _, _) : pass_is(P_RW);
+            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, FL_RETRY &&& FL_RETRY, _, _, _, _, _) : pass_is(P_RW0);
+            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, _, WF_DUP &&& WF_DUP, _, _, _, _) : pass_is(P_RW0);
+            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, FL_TRY &&& FL_TRY, _, _, _, _, _) : pass_is(P_TRY);
+            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, _, _, _, _, _, _) : pass_is(P_ACQ);
+            /* a release: without a token, a withdrawal */
+            (K_LOCK, 1, 1, PH_FRESH, OP_RELEASE, _, _, _, 0, 0, _) : pass_is(P_WD0);
+            (K_LOCK, 1, 1, PH_FRESH, OP_RELEASE, _, _, _, _, _, _) : pass_is(P_REL);
+            (K_LOCK, 1, 1, PH_FRESH, OP_PROBE,   _, _, _, _, _, _) : pass_is(P_PROBE);
+            /* an admin request's first pass: a force-release of a known lock is a release */
+            (K_ADMIN, 1, 1, PH_FRESH, _, _, _, _, _, _, ADM_FORCE) : pass_forced();
+            (K_ADMIN, _, _, PH_FRESH, _, _, _, _, _, _, _) : pass_is(P_ADMIN);
+        }
+        size = 64;
+    }
+
+    /* The pool's s_hold, one table: each of its uses is an action the const entries choose,
+     * first match first. Every table on a register is placed in the register's stage, and
+     * bf-p4c on Tofino 2 placed the first of three gateway-chosen tables on s_hold (hold_wr's)
+     * as soon as its conditions were known and filled that stage before the others' were
+     * ("could not fit in stage 14 ... along with 65536 entries of Register
+     * NetlockIngress.pool.s_hold", 2026-11-30). */
+    action hold_write() { meta.gts = hold_wr.execute(meta.hd_idx); }
+    action hold_renew() { meta.valid = hold_touch.execute(meta.hd_idx); }
+    action hold_release() { SV_SEQ = hold_rel.execute(meta.hd_idx); }
+    table hold_op {
+        key = {
+            ptype           : ternary @name("ptype");
+            hdr.recirc.pend : ternary @name("pend");
+            meta.kind       : ternary @name("kind");
+            meta.phase      : ternary @name("phase");
+            meta.tlevel     : ternary @name("tlevel");
+            meta.fl_hi      : ternary @name("fl_hi");
+            meta.fl_lo      : ternary @name("fl_lo");
+            meta.txn_hi_ok  : ternary @name("txn_hi_ok");
+            meta.txn_lo_ok  : ternary @name("txn_lo_ok");
+        }
+        actions = { hold_write; hold_renew; hold_release; NoAction; }
+        const default_action = NoAction();
+        /* ptype, pend, kind, phase, tlevel, fl_hi, fl_lo, txn_hi_ok, txn_lo_ok */
+        const entries = {
+            /* the writing pass; a grant walk's pending grant; the admin probe's second pass,
+             * which reads the grant time (hold_wr writes in no PH_PROBE2 pass) */
+            (P_WRITE, _, _, _, _, _, _, _, _) : hold_write();
+            (P_GRANT, 1, _, _, _, _, _, _, _) : hold_write();
+            (_, _, K_ADMIN, PH_PROBE2, _, _, _, _, _) : hold_write();
+            /* a lease-probe or a release whose token names a level (tlevel != 2, REL_GO), is
+             * at or above the floor (PRE_OK: the floor's high half below, or equal and the low
+             * half below or equal) and whose slot holds its txn (TXN_OK) */
+            (P_PROBE, _, _, _, 2, _, _, _, _) : NoAction();
+            (P_PROBE, _, _, _, _, 2, _, 1, 1) : hold_renew();
+            (P_PROBE, _, _, _, _, 1, 1, 1, 1) : hold_renew();
+            (P_REL, _, _, _, 2, _, _, _, _) : NoAction();
+            (P_REL, _, _, _, _, 2, _, 1, 1) : hold_release();
+            (P_REL, _, _, _, _, 1, 1, 1, 1) : hold_release();
+            /* reads, releasing nothing (tseq_lo 0): a retry walk, the probe's third pass */
+            (P_RW, _, _, _, _, _, _, _, _) : hold_release();
+            (_, _, K_ADMIN, PH_PROBE3, _, _, _, _, _) : hold_release();
+        }
+        size = 16;
     }
 
     /* ---- Helpers ---- */
@@ -1888,18 +2028,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.recirc.pclean = 0;
         }
         hdr.recirc.binc_qe = 0;
-        /* 64-bit equalities as two 32-bit ones, one gateway each: a Tofino gateway reads at most
-         * 4 bytes and 12 bits of PHV (bf-p4c: "condition too complex, limit of 4 bytes + 12 bits
-         * of PHV input exceeded", 2026-11-30 at 4933094). txn0: the request's txn is 0;
-         * has_tok: its token is not 0; has_ts: its timestamp is not 0 (the rack key is tested
-         * in place by the checks below). */
-        bit<1> txn0 = 0;
-        if (hdr.nl.txn[63:32] == 0) {
-            if (hdr.nl.txn[31:0] == 0) { txn0 = 1; }
-        }
-        bit<1> has_tok = 0;
-        if (hdr.nl.token_hi != 0) { has_tok = 1; }
-        if (hdr.nl.token_lo != 0) { has_tok = 1; }
+        /* has_ts: the request's timestamp is not 0. A 64-bit equality as two 32-bit ones, one
+         * gateway each: a Tofino gateway reads at most 4 bytes and 12 bits of PHV (bf-p4c:
+         * "condition too complex, limit of 4 bytes + 12 bits of PHV input exceeded",
+         * 2026-11-30 at 4933094). (The txn's and the token's tests are pass_type's keys; the
+         * rack key is tested in place by the checks below.) */
         bit<1> has_ts = 0;
         if (hdr.nl.ts[63:32] != 0) { has_ts = 1; }
         if (hdr.nl.ts[31:0] != 0) { has_ts = 1; }
@@ -2087,61 +2220,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.hv = 0;
 
 
-        /* Which pass type. (The packet's kind is tested in place: a flag copied from it would
-         * be a stage of its own before the tests.) */
-        /* The pass's work (P_*, 0 for none): one 4-bit field, set once below, that every later
-         * stage tests; a 1-bit flag per kind of pass (fifteen, live to the last stage) did not
-         * fit the PHV (bf-p4c, 2026-11-30). */
-        bit<4> ptype = 0;
-        bit<1> badreq = 0;
-        if (LIVE_KIND && ph == PH_WRITE) {
-            ptype = P_WRITE;
-        } else if (LIVE_KIND && ph == PH_SEND) {
-            ptype = P_SEND;
-        } else if (LIVE_KIND && ph == PH_GRANT) {
-            ptype = P_GRANT;
-        } else if (LIVE_KIND && ph == PH_CLEAN) {
-            ptype = P_CLEAN;
-        } else if (LIVE_KIND && ph == PH_WDRAW) {
-            ptype = P_WD;
-        } else if (LIVE_KIND && ph == PH_BINC) {
-            ptype = P_BINC;
-        } else if (meta.kind == K_PB && fresh == 1 && txn0 == 1) {
-            ptype = P_PBNONE;
-        } else if (meta.kind == K_PB && fresh == 1) {
-            ptype = P_ACQ;
-        } else if (LOCK_OK && op == OP_ACQUIRE) {
-            if (fresh == 1 && txn0 == 1) {
-                badreq = 1;
-            } else if (ph == PH_ACQ && tryf == 1 && (meta.wflags & (WF_RETRYMISS | WF_NOMETER)) == WF_RETRYMISS) {
-                ptype = P_TRY;     /* a retried try not in the queue: checked again, as a new try */
-            } else if (ph == PH_ACQ) {
-                ptype = P_ACQ;
-            } else if (ph == PH_RWALK) {
-                ptype = P_RW;
-            } else if (fresh == 1 && (retry == 1 || (meta.wflags & WF_DUP) != 0)) {
-                ptype = P_RW0;     /* a retransmission, or a copy of an acquire seen before */
-            } else if (fresh == 1 && tryf == 1) {
-                ptype = P_TRY;
-            } else if (fresh == 1) {
-                ptype = P_ACQ;
-            }
-        } else if (LOCK_OK && op == OP_RELEASE && fresh == 1) {
-            if (has_tok == 1) {
-                ptype = P_REL;
-            } else {
-                ptype = P_WD0;
-            }
-        } else if (LOCK_OK && op == OP_PROBE && fresh == 1) {
-            ptype = P_PROBE;
-        } else if (meta.kind == K_ADMIN && fresh == 1) {
-            if (st == ADM_FORCE && meta.hit == 1 && meta.srv_ok == 1) {
-                ptype = P_REL;
-                meta.wflags = meta.wflags | WF_FORCED;
-            } else {
-                ptype = P_ADMIN;
-            }
-        }
+        /* Which pass type (pass_type's comment). */
+        pass_type.apply();
         bit<1> adm2 = 0;        /* the admin passes after the first */
         if (meta.kind == K_ADMIN && (ph == PH_PROBE2 || ph == PH_PROBE3 || ph == PH_RESET2 ||
                 ph == PH_TBASE2 || ph == PH_COOKIE2)) {
@@ -2275,18 +2355,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.n_flags = nflags_h.get({hdr.nl.mode, hdr.nl.prio, meta.rq_fwd});
 
         /* ================= stage: lk_floor ================= */
-        bit<8> fl_hi = 0;
-        bit<8> fl_lo = 0;
+        meta.fl_hi = 0;
+        meta.fl_lo = 0;
         if (REL_GO) {
-            fl_hi = floor_hi_cmp.execute(meta.idx);
-            fl_lo = floor_lo_cmp.execute(meta.idx);
+            meta.fl_hi = floor_hi_cmp.execute(meta.idx);
+            meta.fl_lo = floor_lo_cmp.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_RESET2) {
             floor_hi_set.execute(meta.idx);
             floor_lo_set.execute(meta.idx);
         }
         /* The token is at or above the floor: tested in place, as REL_GO (a flag copied from
          * it would be a stage of its own before the grant number's block). */
-#define PRE_OK (fl_hi == 2 || (fl_hi == 1 && fl_lo == 1))
+#define PRE_OK (meta.fl_hi == 2 || (meta.fl_hi == 1 && meta.fl_lo == 1))
 
         /* ================= stage: the pool's txn and client ================= */
         bit<1> examine = 1w0;
@@ -2345,24 +2425,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * cell), not by ptype and the probe's flag, a stage later. */
             meta.tseq_lo = 0;
         }
-        /* Three tables on s_hold, one per register action: hold_rel's two uses (a release; a
-         * retry walk's or the probe's read) are one branch, and the probe's read of the grant
-         * time is hold_wr's (which writes in no probe pass), as every table on a register must
-         * be placed in the register's stage and a stage holds 16 tables: bf-p4c on Tofino 2
-         * placed the others and then could not place a fifth, the probe's, in their stage
-         * ("could not fit in stage 12 ... along with 65536 entries of Register
-         * NetlockIngress.pool.s_hold", 2026-11-30 at 415ef6b and with four). */
-        if (ptype == P_WRITE || (ptype == P_GRANT && hdr.recirc.pend == 1) || ph_probe2 == 1) {
-            /* the probe's second pass reads the grant time (meta.gts, into hdr.admin.gts in
-             * its answer): hold_wr writes in no PH_PROBE2 pass */
-            meta.gts = hold_wr.execute(meta.hd_idx);
-        } else if (REL_GO && PRE_OK && TXN_OK && ptype == P_PROBE) {
-            meta.valid = hold_touch.execute(meta.hd_idx);
-        } else if ((REL_GO && PRE_OK && TXN_OK) || ptype == P_RW || ph_probe3 == 1) {
-            /* a release's grant number before; a read in a retry walk or the probe's third
-             * pass (tseq_lo 0: releases nothing) */
-            SV_SEQ = hold_rel.execute(meta.hd_idx);
-        }
+        /* s_hold: hold_op's comment */
+        hold_op.apply();
         if (REL_GO && PRE_OK && TXN_OK && ptype == P_REL) {
             if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; } else { meta.valid = 0; }
         }
@@ -2579,14 +2643,23 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * block, into the conditions, and a gateway computes no difference ("condition
          * expression too complex"). */
         head_diff();
+        /* q_sub's decrement of the worked level (q_dec0 or q_dec1; the other level's stays 0):
+         * a release's slot is free when the head moved past it, a clean walk's head moved
+         * over a done slot (CLEAN_GO, below: HOP_EQ is clean_done's test). Written where adv
+         * is, not from adv after it (a stage more before lk_q). */
+        meta.q_dec0 = 0;
+        meta.q_dec1 = 0;
+#define Q_DEC if (meta.level == 0) { meta.q_dec0 = 1; } else { meta.q_dec1 = 1; }
         bit<1> adv = 0;
         if (HOP_AT) {
             if (meta.hdiff[14:0] == 0) {
                 adv = 1;
+                Q_DEC
             }
         } else if (HOP_EQ) {
             if (meta.hdiff == 0) {
                 adv = 1;
+                Q_DEC
             }
         }
         if (adv == 1) {
@@ -2631,14 +2704,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 #define Q_FULL (ptype == P_TRY && ACQ_GO)
 #define Q_SUB (ptype == P_RW0 || ptype == P_CLEAN || ptype == P_BINC || (ptype == P_REL && meta.valid == 1) || \
                meta.found == 1 || ad == AD_PROBE || ad == AD_SETB)
-        /* q_sub's decrement of the worked level (q_dec0 or q_dec1; the other level's stays 0):
-         * a release's slot is free when the head moved past it, a clean walk's head moved
-         * over a done slot */
-        meta.q_dec0 = 0;
-        meta.q_dec1 = 0;
-        if ((ptype == P_REL && meta.valid == 1 && adv == 1) || CLEAN_GO) {
-            if (meta.level == 0) { meta.q_dec0 = 1; } else { meta.q_dec1 = 1; }
-        }
         /* lk_done: done slots counted (a release whose head did not move, a withdrawal),
          * uncounted as the clean walk moves the head over them */
         if (ptype == P_REL && meta.valid == 1) {
@@ -2691,7 +2756,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * level of some slots decided its overflow (the level may have drained since; requests
          * buffered before had it announced by whoever drained it). */
         bit<1> qe = 1w0;
-        if (meta.qv == 0 && meta.qo == 0 && meta.paused == 0) {
+        if (r0 == 0 && r1 == 0 && meta.paused == 0) {   /* qv's and qo's, tested before the copy */
             if (ptype == P_BINC) {
                 if (hdr.recirc.binc_qe == 1 && meta.size != 0) { qe = 1w1; }
             } else if (ad == AD_SETB) {
@@ -2752,14 +2817,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else {
             meta.st_wmax = 32w0;
         }
-        if ((ptype == P_TRY && acq_go == 1) || meta.found == 1 || ph_probe2 == 1) {
+        if (ptype == P_TRY || meta.found == 1 || ph_probe2 == 1) {
+            /* a try's check whether or not it goes on (acq_go, a stage later: a try that does
+             * not go on runs no block on lk_state) */
             ST_LSTEP = 0;
         } else if (meta.s_mode == MODE_X) {
             ST_LSTEP = 0x10001;
         } else {
             ST_LSTEP = 1;
         }
-        if (meta.s_mode == MODE_X && TAKE) {
+        /* An acquire's (P_ACQ: lk_state sees it only when it takes a place, TAKE, which is a
+         * stage later: the slot taken at lk_q) */
+        if (meta.s_mode == MODE_X && ptype == P_ACQ) {
             if (meta.level == 0) { meta.st_wwait = 0x10000; } else { meta.st_wwait = 1; }
         } else {
             meta.st_wwait = 0;
@@ -2791,26 +2860,17 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ad == AD_RESET) {
             state_clr.execute(meta.idx);
         }
-        /* state_rel's answer, from lo before: lo <= a threshold (a release: 1, or 0x10001 for an
-         * exclusive holder, nobody holds now; a withdrawal: 0xffff, no exclusive holder), the
-         * sign of lo - (threshold + 1), computed in place with a constant (lo is below 2^17;
-         * the probe reads into rd_st); for a withdrawal its negation. A stateful
-         * ALU's output is one operand (bf-p4c: "Incompatible outputs in RegisterAction"), so
-         * the register action returns lo and the pass decides, which also lets it serve the
-         * probe's read of lo. */
-        if (st_to == 2) {
-            meta.st_prev = meta.st_prev - 0x10000;
-        } else if (st_to == 1) {
-            if (meta.s_mode == MODE_X) {
-                meta.st_prev = meta.st_prev - 0x10002;
-            } else {
-                meta.st_prev = meta.st_prev - 2;
-            }
-        }
+        /* state_rel's answer, from lo after (lk_state's comment): a release's nobody holds now
+         * (lo before at most its step: lo after 0, or wrapped, bit 31, as lo is below 2^17),
+         * a withdrawal's exclusive holder (step 0: lo >= 0x10000, bit 16). Tested on lo after,
+         * not on lo before less a threshold: the subtraction was a stage of its own between
+         * the register and the tests. A stateful ALU's output is one operand (bf-p4c:
+         * "Incompatible outputs in RegisterAction"), so the register action returns lo and the
+         * pass decides, which also lets it serve the probe's read of lo. */
         if (st_to == 1) {
-            if (meta.st_prev[31:31] == 1) { meta.nhold0 = 1; } else { meta.nhold0 = 0; }
+            if (meta.st_prev == 0 || meta.st_prev[31:31] == 1) { meta.nhold0 = 1; } else { meta.nhold0 = 0; }
         } else if (st_to == 2) {
-            if (meta.st_prev[31:31] == 1) { meta.xheld = 0; } else { meta.xheld = 1; }
+            if (meta.st_prev[16:16] == 1) { meta.xheld = 1; } else { meta.xheld = 0; }
         }
 
         /* ================= stage: lk_wait ================= */
@@ -3085,9 +3145,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 /* else: still waiting, nothing to say */
             } else {
-                hdr.recirc.left = hdr.recirc.left - 1;
-                QNEXT_SET(hdr.recirc.cur, hdr.recirc.cur)
-                if (hdr.recirc.left == 0) {
+                /* left - 1 == 0 tested as left == 1, before the decrement below (a test of the
+                 * field just written is a stage after it) */
+                if (hdr.recirc.left == 1) {
                     if (meta.ended_hit == 0) {
                         hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
                         again(PH_ACQ);
@@ -3097,6 +3157,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 } else {
                     again(PH_RWALK);
                 }
+                hdr.recirc.left = hdr.recirc.left - 1;
+                QNEXT_SET(hdr.recirc.cur, hdr.recirc.cur)
             }
         } else if (ptype == P_REL) {
             /* ---- release and force-release ---- */
@@ -3437,11 +3499,20 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= routing and answers ================= */
         if (meta.kind == K_ROUTE) {
             hdr.recirc.setInvalid();
-            ANS_INVALID;
+            /* The answer's headers made invalid, but a_eth in the routed branch, which makes it
+             * valid: an invalidation overridden later is a stage more to bf-p4c (an output
+             * dependency). */
+            hdr.ansx.setInvalid();
+            hdr.a_ip.setInvalid();
+            hdr.a_udp.setInvalid();
+            hdr.a_nl.setInvalid();
+            hdr.a_key.setInvalid();
             if (hdr.ipv4.isValid()) {
                 if (meta.nh_ok == 0) {
+                    hdr.a_eth.setInvalid();
                     drop_count(DR_NO_ROUTE);
                 } else if (hdr.ipv4.ttl <= 1) {
+                    hdr.a_eth.setInvalid();
                     drop_count(DR_TTL);
                 } else {
                     /* The next hop's MACs go out in the answer's Ethernet header, the packet's
@@ -3459,6 +3530,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     ig_tm_md.bypass_egress = 1;
                 }
             } else {
+                hdr.a_eth.setInvalid();
                 ig_dprsr_md.drop_ctl = 1;
             }
         } else {
