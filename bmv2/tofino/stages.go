@@ -56,14 +56,22 @@ type Resources struct {
 	SALUs      int // stateful ALUs (registers and meters) per stage
 	SRAMBlocks int // SRAM blocks per stage
 	BlockBits  int // bits per SRAM block
-	PHV        PHVCapacity
+	// RegisterBlocks is the most SRAM blocks of data one register may take (its spare block
+	// not counted): a stateful ALU reaches no more in its stage. Measured, not documented:
+	// bf-p4c 9.13.4 places a one-register program with 35 blocks of data on Tofino 1 and
+	// refuses 36, with 23 on Tofino 2 and refuses 24 ("could not fit in stage 0 with 1
+	// entries along with N entries of Register", 2026-11-30; docs/dataplane.md, "The real
+	// compiler").
+	RegisterBlocks int
+	PHV            PHVCapacity
 }
 
 // Tofino1 and Tofino2: 12 and 20 stages, 4 stateful ALUs and 80 SRAM blocks of 1024 x 128
-// bits per stage, and the PHV of Tofino1PHV and Tofino2PHV.
+// bits per stage, a register's data in at most 35 and 23 of them, and the PHV of Tofino1PHV
+// and Tofino2PHV.
 var (
-	Tofino1 = Resources{Name: "Tofino 1", Stages: 12, SALUs: 4, SRAMBlocks: 80, BlockBits: 1024 * 128, PHV: Tofino1PHV}
-	Tofino2 = Resources{Name: "Tofino 2", Stages: 20, SALUs: 4, SRAMBlocks: 80, BlockBits: 1024 * 128, PHV: Tofino2PHV}
+	Tofino1 = Resources{Name: "Tofino 1", Stages: 12, SALUs: 4, SRAMBlocks: 80, BlockBits: 1024 * 128, RegisterBlocks: 35, PHV: Tofino1PHV}
+	Tofino2 = Resources{Name: "Tofino 2", Stages: 20, SALUs: 4, SRAMBlocks: 80, BlockBits: 1024 * 128, RegisterBlocks: 23, PHV: Tofino2PHV}
 )
 
 // Kind says what an operation is.
@@ -1166,6 +1174,10 @@ func (l *Layout) place(p placement) error {
 	for _, o := range l.Ops {
 		if o.Kind != KindTable && o.Blocks > l.Res.SRAMBlocks {
 			return fmt.Errorf("%s: register %s needs %d SRAM blocks, a stage has %d", l.Control, o.Name, o.Blocks, l.Res.SRAMBlocks)
+		}
+		if o.Kind == KindRegister && l.Res.RegisterBlocks > 0 && o.Blocks-1 > l.Res.RegisterBlocks {
+			return fmt.Errorf("%s: register %s needs %d SRAM blocks of data, a %s stateful ALU reaches %d (split its cells or its width)",
+				l.Control, o.Name, o.Blocks-1, l.Res.Name, l.Res.RegisterBlocks)
 		}
 	}
 	placed := map[*Op]bool{}

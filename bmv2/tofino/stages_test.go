@@ -219,6 +219,32 @@ func TestStagesTooBig(t *testing.T) {
 	}
 }
 
+// TestStagesRegisterReach: a register whose data takes more SRAM blocks than one stateful ALU
+// reaches is refused, at the bounds bf-p4c 9.13.4 showed on one-register programs (2026-11-30):
+// Tofino 1 placed 35 blocks of data (71680 64-bit cells) and refused 36; Tofino 2 placed 23
+// (47104 64-bit cells; 81920 32-bit cells, 20) and refused 24 (98304 32-bit cells; 65536
+// 64-bit cells, the TNA program's grant-number-and-time pair before it was split, 32).
+func TestStagesRegisterReach(t *testing.T) {
+	for _, tt := range []struct {
+		res   Resources
+		cells int // of 32 bits: 4096 a block
+		ok    bool
+	}{
+		{Tofino1, 35 * 4096, true},
+		{Tofino1, 35*4096 + 1, false},
+		{Tofino2, 23 * 4096, true},
+		{Tofino2, 24 * 4096, false},
+		{Tofino2, 16 * 4096, true},
+		{Tofino2, 32 * 4096, false},
+	} {
+		_, err := analyze(t, program(reg("big", tt.cells), `big_wr.execute(0);`), tt.res)
+		refused := err != nil && strings.Contains(err.Error(), "stateful ALU reaches")
+		if refused == tt.ok {
+			t.Errorf("%s, %d cells of 32 bits: err = %v, want accepted %v", tt.res.Name, tt.cells, err, tt.ok)
+		}
+	}
+}
+
 // TestStagesLongestChainFirst: the list scheduler gives a stage's stateful ALUs to the
 // operations with the longest chain after them. r5's result indexes r6; r1..r4 end chains.
 // Taking them in order of first use would fill stage 0 with r1..r4 and need three stages

@@ -281,13 +281,12 @@ func TestProgramsControlInterface(t *testing.T) {
 	// The TNA program's pool is one array per field over all the slots (docs/dataplane.md,
 	// "SRAM for the slot pool").
 	const slots = "size 131072"
-	for _, f := range []string{"s_txn_hi", "s_txn_lo", "s_flags", "s_lease", "s_ip", "s_ts_hi", "s_ts_lo"} {
+	for _, f := range []string{"s_txn_hi", "s_txn_lo", "s_hold", "s_gtime", "s_flags", "s_lease", "s_ip", "s_ts_hi", "s_ts_lo"} {
 		wantTNA["NetlockIngress.pool."+f] = "bit<32> " + slots
 	}
 	for _, f := range []string{"s_port", "s_tenant"} {
 		wantTNA["NetlockIngress.pool."+f] = "bit<16> " + slots
 	}
-	wantTNA["NetlockIngress.pool.s_hold"] = "struct pair32_t " + slots
 	for name, regs := range map[string][2]map[string]string{dataplane.V1Model.Name: {rv, wantV1}, dataplane.TNA.Name: {rt, wantTNA}} {
 		if !maps.Equal(regs[0], regs[1]) {
 			t.Errorf("%s registers:\n got %v\nwant %v", name, regs[0], regs[1])

@@ -635,7 +635,7 @@ struct metadata_t {
                         * many sources") */
     bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO),
                         * widened by the hash unit where the answers begin */
-    bit<32> gts;       /* the admin probe: the slot's grant time as hold_wr read it */
+    bit<32> gts;       /* the admin probe: the slot's grant time as gtime_rd read it */
     bit<32> st_prev;   /* state_rel: lk_state's lo after */
     bit<16> rd_port;   /* the slot's port and tenant as read (POOL_WHO) */
     bit<16> rd_tenant;
@@ -807,11 +807,15 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         if ((x) == meta.q_end0x || (x) == meta.q_endxx) { dst = (x) + meta.q_wrapx; } else { dst = (x) + 1; } \
     }
 
-/* The slot pool: 4 x 2^NETLOCK_PART_BITS slots (slot s at index s), ten registers per slot
+/* The slot pool: 4 x 2^NETLOCK_PART_BITS slots (slot s at index s), eleven registers per slot
  * (40 bytes):
  *   s_txn_hi, s_txn_lo   the txn
- *   s_hold               pair: hi the grant number (low 32 bits; 0 while waiting and after
- *                        release), lo the grant time (us)
+ *   s_hold               the grant number (low 32 bits; 0 while waiting and after release)
+ *   s_gtime              the grant time (us), renewed by a lease-probe. Not a pair with s_hold:
+ *                        a register of 65536 64-bit cells does not fit a Tofino 2 stage (bf-p4c:
+ *                        "could not fit in stage 0 ... along with 65536 entries of Register", a
+ *                        one-register program, 2026-11-30; 65536 32-bit cells or 32768 pairs
+ *                        do), and a Tofino pipe's pool has 65536 slots (dataplane.TofinoSizing)
  *   s_flags              [31:24] state, [23:16] mode, [15:8] priority, [7:0] forwarded
  *   s_lease              the lease (us)
  *   s_ip, s_port         the client's IPv4 address and UDP port
@@ -824,12 +828,13 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * parts (NetLock's figure 5: more SRAM than one stage holds); here each field is one array
  * over all the slots, so the pool takes ten stateful ALUs instead of 36 (a pipe has 48), and
  * the fields spread over stages instead: each array is in one stage, 33 SRAM blocks for the
- * default 131072 slots (65 for s_hold), within a stage's 80 (docs/dataplane.md, "SRAM for the
- * slot pool"). N0..N9 are the registers' names. */
-#define POOL_PART(N0, N1, N2, N3, N4, N5, N6, N7, N8, N9) \
+ * default 131072 slots, within a stage's 80 (docs/dataplane.md, "SRAM for the slot pool").
+ * N0..N10 are the registers' names. */
+#define POOL_PART(N0, N1, N2, N3, N4, N5, N6, N7, N8, N9, N10) \
     @name(N0) Register<bit<32>, slot_t>(POOL_SLOTS) s_txn_hi; \
     @name(N1) Register<bit<32>, slot_t>(POOL_SLOTS) s_txn_lo; \
-    @name(N2) Register<pair32_t, slot_t>(POOL_SLOTS) s_hold; \
+    @name(N2) Register<bit<32>, slot_t>(POOL_SLOTS) s_hold; \
+    @name(N10) Register<bit<32>, slot_t>(POOL_SLOTS) s_gtime; \
     @name(N3) Register<bit<32>, slot_t>(POOL_SLOTS) s_flags; \
     @name(N4) Register<bit<32>, slot_t>(POOL_SLOTS) s_lease; \
     @name(N5) Register<bit<32>, slot_t>(POOL_SLOTS) s_ip; \
@@ -849,18 +854,20 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_lo) txn_lo_wr = { \
         void apply(inout bit<32> v) { v = hdr.nl.txn[31:0]; } }; \
-    RegisterAction<pair32_t, slot_t, bit<32>>(s_hold) hold_rel = { \
-        void apply(inout pair32_t v, out bit<32> rv) { \
-            rv = v.hi; \
-            if (v.hi == meta.tseq_lo && v.hi != 0) { v.hi = 0; } } }; \
-    RegisterAction<pair32_t, slot_t, bit<1>>(s_hold) hold_touch = { \
-        void apply(inout pair32_t v, out bit<1> rv) { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_hold) hold_rel = { \
+        void apply(inout bit<32> v, out bit<32> rv) { \
+            rv = v; \
+            if (v == meta.tseq_lo && v != 0) { v = 0; } } }; \
+    RegisterAction<bit<32>, slot_t, bit<1>>(s_hold) hold_chk = { \
+        void apply(inout bit<32> v, out bit<1> rv) { \
             rv = 0; \
-            if (v.hi == meta.tseq_lo && v.hi != 0) { v.lo = meta.now; rv = 1; } } }; \
-    RegisterAction<pair32_t, slot_t, bit<32>>(s_hold) hold_wr = { \
-        void apply(inout pair32_t v, out bit<32> rv) { \
-            rv = v.lo; \
-            if (meta.phase != PH_PROBE2) { v.hi = hdr.recirc.pseq_lo; v.lo = meta.now; } } }; \
+            if (v == meta.tseq_lo && v != 0) { rv = 1; } } }; \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_hold) hold_wr = { \
+        void apply(inout bit<32> v) { v = hdr.recirc.pseq_lo; } }; \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_gtime) gtime_wr = { \
+        void apply(inout bit<32> v) { v = meta.now; } }; \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_gtime) gtime_rd = { \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_flags) flags_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_flags) flags_wr = { \
@@ -1110,7 +1117,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     LEVEL_REGS(0, "levels.level0.head", "levels.level0.tail", "levels.level0.gnext")
     LEVEL_REGS(1, "levels.level1.head", "levels.level1.tail", "levels.level1.gnext")
 
-    POOL_PART("pool.s_txn_hi", "pool.s_txn_lo", "pool.s_hold", "pool.s_flags", "pool.s_lease", "pool.s_ip", "pool.s_port", "pool.s_ts_hi", "pool.s_ts_lo", "pool.s_tenant")
+    POOL_PART("pool.s_txn_hi", "pool.s_txn_lo", "pool.s_hold", "pool.s_flags", "pool.s_lease", "pool.s_ip", "pool.s_port", "pool.s_ts_hi", "pool.s_ts_lo", "pool.s_tenant", "pool.s_gtime")
 
     Meter<bit<32>>(NETLOCK_TENANT_METERS, MeterType_t.PACKETS) tenant_meter;
     Counter<bit<64>, bit<32>>(8, CounterType_t.PACKETS) nl_drops;
@@ -1570,13 +1577,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     /* The pool's s_hold, one table: each of its uses is an action the const entries choose,
-     * first match first. Every table on a register is placed in the register's stage, and
-     * bf-p4c on Tofino 2 placed the first of three gateway-chosen tables on s_hold (hold_wr's)
-     * as soon as its conditions were known and filled that stage before the others' were
-     * ("could not fit in stage 14 ... along with 65536 entries of Register
-     * NetlockIngress.pool.s_hold", 2026-11-30). */
-    action hold_write() { meta.gts = hold_wr.execute(meta.hd_idx); }
-    action hold_renew() { meta.valid = hold_touch.execute(meta.hd_idx); }
+     * first match first (one table on the register instead of three, each with its gateway,
+     * that bf-p4c must all place in the register's stage). */
+    action hold_write() { hold_wr.execute(meta.hd_idx); }
+    action hold_check() { meta.valid = hold_chk.execute(meta.hd_idx); }
     action hold_release() { SV_SEQ = hold_rel.execute(meta.hd_idx); }
     table hold_op {
         key = {
@@ -1590,21 +1594,19 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.txn_hi_ok  : ternary @name("txn_hi_ok");
             meta.txn_lo_ok  : ternary @name("txn_lo_ok");
         }
-        actions = { hold_write; hold_renew; hold_release; NoAction; }
+        actions = { hold_write; hold_check; hold_release; NoAction; }
         const default_action = NoAction();
         /* ptype, pend, kind, phase, tlevel, fl_hi, fl_lo, txn_hi_ok, txn_lo_ok */
         const entries = {
-            /* the writing pass; a grant walk's pending grant; the admin probe's second pass,
-             * which reads the grant time (hold_wr writes in no PH_PROBE2 pass) */
+            /* the writing pass; a grant walk's pending grant */
             (P_WRITE, _, _, _, _, _, _, _, _) : hold_write();
             (P_GRANT, 1, _, _, _, _, _, _, _) : hold_write();
-            (_, _, K_ADMIN, PH_PROBE2, _, _, _, _, _) : hold_write();
             /* a lease-probe or a release whose token names a level (tlevel != 2, REL_GO), is
              * at or above the floor (PRE_OK: the floor's high half below, or equal and the low
              * half below or equal) and whose slot holds its txn (TXN_OK) */
             (P_PROBE, _, _, _, 2, _, _, _, _) : NoAction();
-            (P_PROBE, _, _, _, _, 2, _, 1, 1) : hold_renew();
-            (P_PROBE, _, _, _, _, 1, 1, 1, 1) : hold_renew();
+            (P_PROBE, _, _, _, _, 2, _, 1, 1) : hold_check();
+            (P_PROBE, _, _, _, _, 1, 1, 1, 1) : hold_check();
             (P_REL, _, _, _, 2, _, _, _, _) : NoAction();
             (P_REL, _, _, _, _, 2, _, 1, 1) : hold_release();
             (P_REL, _, _, _, _, 1, 1, 1, 1) : hold_release();
@@ -2462,6 +2464,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         } else if (ptype == P_RW || ph_probe3 == 1 || (ptype == P_GRANT && hdr.recirc.pend == 1)) {
             hdr.a_nl.lease = lease_rd.execute(meta.hd_idx);
+        }
+        /* The grant time: written with the grant number (the writing pass, a grant walk's
+         * pending grant), renewed by a valid lease-probe, read by the admin probe's second
+         * pass (into hdr.admin.gts in its answer). */
+        if (ptype == P_WRITE || (ptype == P_GRANT && hdr.recirc.pend == 1) ||
+                (ptype == P_PROBE && t_in == 1 && meta.valid == 1)) {
+            gtime_wr.execute(meta.hd_idx);
+        } else if (ph_probe2 == 1) {
+            meta.gts = gtime_rd.execute(meta.hd_idx);
         }
         if (ptype == P_WRITE || (ptype == P_PROBE && t_in == 1 && meta.valid == 1 && has_ts == 1)) {
             ts_hi_wr.execute(meta.hd_idx);
@@ -3441,7 +3452,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
                 hdr.admin.buffered = meta.bv[15:0];
                 hdr.admin.done = meta.dv;
-                hdr.admin.gts = meta.gts;   /* the grant time, as hold_wr read it */
+                hdr.admin.gts = meta.gts;   /* the grant time, as gtime_rd read it */
                 again(PH_PROBE3);
             } else if (ph == PH_PROBE3) {
                 hdr.admin.sstate = SV_STATE;

@@ -208,7 +208,7 @@ func init() {
 			poolRegs[p] = append(poolRegs[p], pre+f)
 		}
 	}
-	for _, f := range []string{"s_txn_hi", "s_txn_lo", "s_hold", "s_flags", "s_lease", "s_ip", "s_port", "s_tenant", "s_ts_hi", "s_ts_lo"} {
+	for _, f := range []string{"s_txn_hi", "s_txn_lo", "s_hold", "s_flags", "s_lease", "s_ip", "s_port", "s_tenant", "s_ts_hi", "s_ts_lo", "s_gtime"} {
 		poolTNA = append(poolTNA, "NetlockIngress.pool."+f)
 	}
 }
@@ -268,7 +268,7 @@ func stateDiff(v1, tna *Switch, rules diffRules) string {
 		part, i := s>>bits, s&(1<<bits-1)
 		a := poolRegs[part]
 		t := func(k int) uint64 { return reg(tna, poolTNA[k], s) }
-		want := [5]uint64{t(0)<<32 | t(1), t(2), t(3)<<32 | t(4), t(5)<<32 | t(6)<<16 | t(7), t(8)<<32 | t(9)}
+		want := [5]uint64{t(0)<<32 | t(1), t(2)<<32 | t(10), t(3)<<32 | t(4), t(5)<<32 | t(6)<<16 | t(7), t(8)<<32 | t(9)}
 		for k, name := range a {
 			if x := reg(v1, name, i); x != want[k] {
 				return fmt.Sprintf("slot %d: %s = %#x and %#x", s, name, x, want[k])

@@ -93,3 +93,60 @@ func probeLock(t *testing.T, r *rig, lock uint32) dataplane.AdminReply {
 	}
 	return rep
 }
+
+// TestGrantTimeFollowsGrants: a slot's grant time, which the controller's lease sweep reads
+// (dataplane.AdminReply.LeaseExpired), is the switch's clock at the grant, whether the acquire
+// was granted at once or by the grant walk a release starts, and at the last renewal by a
+// lease-probe. Each is checked by a probe at the same instant, whose Now is that clock; the
+// clock moves between the steps, so a write missed at any of them leaves an older time. (The
+// differential tests run both programs on a clock that stands still, where every grant time
+// is the same.)
+func TestGrantTimeFollowsGrants(t *testing.T) {
+	const lock = 7
+	for _, run := range pipelineRuns {
+		t.Run(run.name, func(t *testing.T) {
+			r := newRigSource(t, run.prog, dataplane.Sizing{Locks: 8, PartBits: 6}, nil, run.pl)
+			must(t, r.sw.SetLock(dataplane.LockEntry{Lock: lock, Index: 1, Server: 1,
+				Regions: [dataplane.Levels]dataplane.Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
+			check := func(step string, txn uint64) {
+				t.Helper()
+				rep := probeLock(t, r, lock)
+				if !rep.Live || rep.Token == 0 || rep.Txn != txn || rep.GrantTime != rep.Now {
+					t.Errorf("%s: the head slot holds txn %d (live %v, token %#x) granted at %d, the clock is %d: want txn %d granted now",
+						step, rep.Txn, rep.Live, rep.Token, rep.GrantTime, rep.Now, txn)
+				}
+			}
+			r.now = r.now.Add(time.Hour)
+			acq := wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: lock, Txn: 42, Timestamp: 1, LeaseMicros: 1000000}
+			outs := r.send(1, clientAddr(1), serverAddr(1), &acq, nil)
+			if len(outs) != 1 || outs[0].F.Op != wire.OpGrant {
+				t.Fatalf("acquire: %s", describeOuts(outs))
+			}
+			first := outs[0].F.Token
+			check("granted at once", 42)
+			r.now = r.now.Add(3 * time.Millisecond)
+			acq2 := wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: lock, Txn: 43, Timestamp: 2, LeaseMicros: 1000000}
+			if outs := r.send(2, clientAddr(2), serverAddr(1), &acq2, nil); len(outs) != 0 {
+				t.Fatalf("a second exclusive acquire: %s, want it to wait", describeOuts(outs))
+			}
+			r.now = r.now.Add(5 * time.Millisecond)
+			rel := wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: lock, Txn: 42, Token: first, Timestamp: 1}
+			var second uint64
+			for _, o := range r.send(1, clientAddr(1), serverAddr(1), &rel, nil) {
+				if o.F.Op == wire.OpGrant && o.F.Txn == 43 {
+					second = o.F.Token
+				}
+			}
+			if second == 0 {
+				t.Fatal("the release granted no waiter")
+			}
+			check("granted by the walk", 43)
+			r.now = r.now.Add(7 * time.Millisecond)
+			renew := wire.Fields{Op: wire.OpLeaseProbe, Mode: wire.Exclusive, Lock: lock, Txn: 43, Token: second, Timestamp: 2, LeaseMicros: 1000000}
+			if outs := r.send(2, clientAddr(2), serverAddr(1), &renew, nil); len(outs) != 1 || outs[0].F.Op != wire.OpLeaseProbe {
+				t.Fatalf("lease-probe: %s", describeOuts(outs))
+			}
+			check("renewed", 43)
+		})
+	}
+}

@@ -125,9 +125,9 @@ func TestTNARulesRefuseTwoActions(t *testing.T) {
 	if !ok {
 		t.Fatalf("no stage block of the pool's s_hold in p4/%s: update the test", dataplane.TNA.File)
 	}
-	copyLines := append(append(append([]string(nil), lines[:r[1]]...), "        hold_touch.execute(meta.hd_idx);"), lines[r[1]:]...)
+	copyLines := append(append(append([]string(nil), lines[:r[1]]...), "        hold_chk.execute(meta.hd_idx);"), lines[r[1]:]...)
 	err := loadCopy(strings.Join(copyLines, "\n"))
-	if actions["hold_touch"] != "s_hold" || err == nil ||
+	if actions["hold_chk"] != "s_hold" || err == nil ||
 		!strings.Contains(err.Error(), "register s_hold is accessed by two register actions in one pass") ||
 		!strings.Contains(err.Error(), fmt.Sprintf("netlock.p4:%d:", r[1]+1)) {
 		t.Errorf("a second action of s_hold after line %d: %v", r[1], err)
