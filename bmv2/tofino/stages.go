@@ -162,7 +162,12 @@ func (l *Layout) Op(name string) *Op {
 
 // Analyze computes the layout of ctl (a checked TNA control) under res.
 func Analyze(ctl *front.ControlDecl, res Resources) (*Layout, error) {
-	a := &analysis{ops: map[opKey]*Op{}, res: res}
+	a := &analysis{ops: map[opKey]*Op{}, res: res, ctlVars: map[*front.VarDecl]bool{}}
+	for _, d := range ctl.Locals {
+		if v, ok := d.(*front.VarDecl); ok {
+			a.ctlVars[v] = true
+		}
+	}
 	st := &state{vals: map[string]taint{}}
 	if _, err := a.block(ctl.Body, st, ctx{}); err != nil {
 		return nil, err
@@ -387,6 +392,10 @@ type analysis struct {
 	ops   map[opKey]*Op
 	order []*Op
 	depth int // of inlined calls
+	// ctlVars are the variables the control declares beside its actions and tables: one value
+	// for the apply block and every action that reads or writes it (a table's actions write
+	// what a later table's key reads), not a copy per inlined action
+	ctlVars map[*front.VarDecl]bool
 }
 
 func (a *analysis) op(d front.Decl, kind Kind, name string, c ctx) *Op {
@@ -592,7 +601,7 @@ func (a *analysis) assign(lhs front.Expr, t taint, isCopy bool, st *state, c ctx
 
 func (a *analysis) varKey(v *front.VarDecl, c ctx) string {
 	pre := ""
-	if c.frame != nil {
+	if c.frame != nil && !a.ctlVars[v] {
 		pre = c.frame.prefix
 	}
 	return fmt.Sprintf("%s%s@%d:%d", pre, v.Name, v.P.Line, v.P.Col)
@@ -901,8 +910,21 @@ func opInput(in, g taint) taint {
 	return t
 }
 
-// apply runs a table: its keys are its inputs; its actions run with its action data.
+// decisionTable reports whether t is the program's own decision, not a lookup: its entries
+// and its default action are const, so that what it does is chosen by its keys alone, as an if
+// statement's branches are by its condition (p4/tna/netlock.p4's pass_type, hold_op, ...).
+func decisionTable(t *front.TableDecl) bool {
+	e, d := t.Prop("entries"), t.Prop("default_action")
+	return e != nil && e.Const && (d == nil || d.Const)
+}
+
+// apply runs a table: its keys are its inputs; its actions run with its action data. A
+// decision table (decisionTable) is analysed as the if-else chain it replaces: no operation of
+// its own, its actions guarded by its keys, their parameters constants.
 func (a *analysis) apply(t *front.TableDecl, call *front.CallExpr, st *state, c ctx) (taint, error) {
+	if decisionTable(t) {
+		return a.decide(t, st, c)
+	}
 	o := a.op(t, KindTable, t.Name, c)
 	var in taint
 	if p := t.Prop("key"); p != nil {
@@ -947,6 +969,45 @@ func (a *analysis) apply(t *front.TableDecl, call *front.CallExpr, st *state, c 
 	}
 	*st = *joinStates(outs)
 	return opResult(o, 0), nil
+}
+
+// decide runs a decision table (apply's comment).
+func (a *analysis) decide(t *front.TableDecl, st *state, c ctx) (taint, error) {
+	var cond taint
+	for _, k := range t.Prop("key").Keys {
+		u, err := a.expr(k.Expr, st, c)
+		if err != nil {
+			return taint{}, err
+		}
+		cond = cond.join(u)
+	}
+	inner := ctx{guard: guardOf(c.guard, cond), guarded: true, frame: c.frame, inst: c.inst}
+	outs := []*state{st}
+	if p := t.Prop("actions"); p != nil {
+		for _, ref := range p.Actions {
+			act := ref.Action
+			if act == nil || act.Body == nil {
+				continue
+			}
+			s := st.clone()
+			f := &frame{prefix: "act:" + act.Name + ".", params: map[string]bool{}}
+			for _, prm := range act.Params {
+				f.params[prm.Name] = true
+				s.set(f.prefix+prm.Name, taint{}, false)
+			}
+			in := inner
+			in.frame = f
+			out, err := a.block(act.Body, s, in)
+			if err != nil {
+				return taint{}, err
+			}
+			if out != nil {
+				outs = append(outs, out)
+			}
+		}
+	}
+	*st = *joinStates(outs)
+	return taint{}, nil
 }
 
 // inline runs an action or function called directly.

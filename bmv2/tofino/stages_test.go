@@ -219,6 +219,72 @@ func TestStagesTooBig(t *testing.T) {
 	}
 }
 
+// TestStagesDecisionTable: a table whose entries and default action are const is the program's
+// own decision (p4/tna/netlock.p4's pass_type, hold_op, ...): analysed as the if statement it
+// replaces, not as an operation of its own, so that a register action it chooses by a value
+// read from another register sits in the next stage either way. A table the control plane
+// fills (the same table with plain entries) is an operation: a stage of its own between them.
+func TestStagesDecisionTable(t *testing.T) {
+	regs := reg("r0", 1024) + reg("r1", 1024)
+	byIf := program(regs, `meta.a = r0_rd.execute(0);
+        if (meta.a == 1) { r1_wr.execute(0); }`)
+	pick := func(constant string) string {
+		return program(regs+`
+    action go() { r1_wr.execute(0); }
+    table pick {
+        key = { meta.a : ternary; }
+        actions = { go; NoAction; }
+        `+constant+` default_action = NoAction();
+        `+constant+` entries = { 1 : go(); }
+    }`, `meta.a = r0_rd.execute(0);
+        pick.apply();`)
+	}
+	for _, tt := range []struct {
+		name, src string
+		stage     int  // r1's stage counting operations only
+		tableOp   bool // pick is an operation of the layout
+	}{
+		{"if", byIf, 1, false},
+		{"const table", pick("const"), 1, false},
+		{"control-plane table", pick(""), 2, true},
+	} {
+		l, err := analyze(t, tt.src, Tofino1)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if o := l.Op("r1"); o == nil || o.Floor != tt.stage {
+			t.Errorf("%s: r1 %+v, want it at stage %d counting operations only", tt.name, o, tt.stage)
+		}
+		if (l.Op("pick") != nil) != tt.tableOp {
+			t.Errorf("%s: pick an operation: %v, want %v", tt.name, l.Op("pick") != nil, tt.tableOp)
+		}
+	}
+}
+
+// TestStagesControlVariable: a variable the control declares beside its actions is one value
+// for the apply block and every action: what a table's action writes into it, a later
+// condition reads (before, each inlined action had a copy of its own, and the dependency was
+// lost: r1 in stage 0).
+func TestStagesControlVariable(t *testing.T) {
+	src := program(reg("r0", 1024)+reg("r1", 1024)+`
+    bit<32> v;
+    action set_v() { v = r0_rd.execute(0); }
+    table t0 {
+        key = { meta.b : ternary; }
+        actions = { set_v; }
+        const default_action = set_v();
+        const entries = { 1 : set_v(); }
+    }`, `t0.apply();
+        if (v == 1) { r1_wr.execute(0); }`)
+	l, err := analyze(t, src, Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := l.Op("r1"); o == nil || o.Floor != 1 {
+		t.Errorf("r1 %+v, want it at stage 1, after r0", o)
+	}
+}
+
 // TestStagesRegisterReach: a register whose data takes more SRAM blocks than one stateful ALU
 // reaches is refused, at the bounds bf-p4c 9.13.4 showed on one-register programs (2026-11-30):
 // Tofino 1 placed 35 blocks of data (71680 64-bit cells) and refused 36; Tofino 2 placed 23

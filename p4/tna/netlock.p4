@@ -265,7 +265,11 @@ header nl_t {
     bit<8>  prio;
     bit<16> tenant;
     bit<32> lock;
-    bit<64> txn;
+    bit<32> txn_hi;     /* the txn in 32-bit halves (64 bits on the wire): the pool keeps them in
+                         * registers of their own, whose tables write an answer's halves in one
+                         * stage only as fields of their own (two slices of one field are an
+                         * output dependency, a stage, to bf-p4c) */
+    bit<32> txn_lo;
     bit<32> token_hi;   /* the token, (grant number << SLOT_BITS) | slot, in 32-bit halves */
     bit<32> token_lo;
     bit<64> ts;
@@ -417,7 +421,8 @@ header ans_nl_t {
     bit<8>  prio;
     bit<16> tenant;
     bit<32> lock;
-    bit<64> txn;
+    bit<32> txn_hi;     /* in halves, as nl_t's */
+    bit<32> txn_lo;
     bit<32> token_hi;
     bit<32> token_lo;
     bit<64> ts;
@@ -595,7 +600,6 @@ struct metadata_t {
     bit<32> q_dec1;
     bit<32> b_val;     /* buf_set: the count to set */
     bit<32> bv;        /* lk_buf before this pass's update */
-    bit<16> d_inc;     /* lk_done: what done_add adds (0xffff: one fewer) */
     bit<32> st_lbound; /* lk_state's state_take and state_rel: bounds and steps (see there) */
     bit<32> st_wmax;
     /* ST_LSTEP (meta.now_b, dead after the clock's sum): state_take's lo +=
@@ -843,17 +847,17 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     @name(N7) Register<bit<32>, slot_t>(POOL_SLOTS) s_ts_hi; \
     @name(N8) Register<bit<32>, slot_t>(POOL_SLOTS) s_ts_lo; \
     RegisterAction<bit<32>, slot_t, bit<1>>(s_txn_hi) txn_hi_cmp = { \
-        void apply(inout bit<32> v, out bit<1> rv) { rv = (v == hdr.nl.txn[63:32]) ? 1w1 : 1w0; } }; \
+        void apply(inout bit<32> v, out bit<1> rv) { rv = (v == hdr.nl.txn_hi) ? 1w1 : 1w0; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_hi) txn_hi_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_hi) txn_hi_wr = { \
-        void apply(inout bit<32> v) { v = hdr.nl.txn[63:32]; } }; \
+        void apply(inout bit<32> v) { v = hdr.nl.txn_hi; } }; \
     RegisterAction<bit<32>, slot_t, bit<1>>(s_txn_lo) txn_lo_cmp = { \
-        void apply(inout bit<32> v, out bit<1> rv) { rv = (v == hdr.nl.txn[31:0]) ? 1w1 : 1w0; } }; \
+        void apply(inout bit<32> v, out bit<1> rv) { rv = (v == hdr.nl.txn_lo) ? 1w1 : 1w0; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_lo) txn_lo_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_lo) txn_lo_wr = { \
-        void apply(inout bit<32> v) { v = hdr.nl.txn[31:0]; } }; \
+        void apply(inout bit<32> v) { v = hdr.nl.txn_lo; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_hold) hold_rel = { \
         void apply(inout bit<32> v, out bit<32> rv) { \
             rv = v; \
@@ -986,7 +990,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "hdr.a_nl.prio", 8)
 @pa_container_size("ingress", "hdr.a_nl.tenant", 16)
 @pa_container_size("ingress", "hdr.a_nl.lock", 32)
-@pa_container_size("ingress", "hdr.a_nl.txn", 32, 32)
+@pa_container_size("ingress", "hdr.a_nl.txn_hi", 32)
+@pa_container_size("ingress", "hdr.a_nl.txn_lo", 32)
 @pa_container_size("ingress", "hdr.a_nl.token_hi", 32)
 @pa_container_size("ingress", "hdr.a_nl.token_lo", 32)
 @pa_container_size("ingress", "hdr.a_nl.ts", 32, 32)
@@ -1020,7 +1025,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "hdr.nl.prio", 8)
 @pa_container_size("ingress", "hdr.nl.tenant", 16)
 @pa_container_size("ingress", "hdr.nl.lock", 32)
-@pa_container_size("ingress", "hdr.nl.txn", 32, 32)
+@pa_container_size("ingress", "hdr.nl.txn_hi", 32)
+@pa_container_size("ingress", "hdr.nl.txn_lo", 32)
 @pa_container_size("ingress", "hdr.nl.token_hi", 32)
 @pa_container_size("ingress", "hdr.nl.token_lo", 32)
 @pa_container_size("ingress", "hdr.nl.ts", 32, 32)
@@ -1285,11 +1291,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Q_LEVEL(0, lk_q)
     Q_LEVEL(1, lk_q_hi)
 
-    /* lk_done: done_add adds meta.d_inc (a release whose slot the head did not pass, a
-     * withdrawal: 1; the head moving over a done slot: 0xffff, one fewer) and returns the
-     * count after; done_rd reads it, done_clr clears it. */
-    RegisterAction<bit<16>, lock_t, bit<16>>(lk_done) done_add = {
-        void apply(inout bit<16> v, out bit<16> rv) { v = v + meta.d_inc; rv = v; }
+    /* lk_done: done_inc counts one more (a release whose slot the head did not pass, a
+     * withdrawal), done_dec one fewer (the head moving over a done slot), each returning the
+     * count after; done_rd reads it, done_clr clears it. Two actions, not one that adds a
+     * parameter: the parameter would be written in the stage before, by the pass's
+     * conditions, and the table choosing the action (done_op) reads those itself. */
+    RegisterAction<bit<16>, lock_t, bit<16>>(lk_done) done_inc = {
+        void apply(inout bit<16> v, out bit<16> rv) { v = v + 1; rv = v; }
+    };
+    RegisterAction<bit<16>, lock_t, bit<16>>(lk_done) done_dec = {
+        void apply(inout bit<16> v, out bit<16> rv) { v = v - 1; rv = v; }
     };
     RegisterAction<bit<16>, lock_t, bit<16>>(lk_done) done_rd = {
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
@@ -1523,55 +1534,55 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.nl.op       : ternary @name("op");
             hdr.nl.flags    : ternary @name("flags");
             meta.wflags     : ternary @name("wflags");
-            hdr.nl.txn      : ternary @name("txn");
+            hdr.nl.txn_hi   : ternary @name("txn_hi");
+            hdr.nl.txn_lo   : ternary @name("txn_lo");
             hdr.nl.token_hi : ternary @name("token_hi");
             hdr.nl.token_lo : ternary @name("token_lo");
             hdr.nl.status   : ternary @name("status");
         }
         actions = { pass_is; pass_forced; pass_bad; }
         const default_action = pass_is(0);
-        /* kind, hit, srv_ok, phase, op, flags, wflags, txn, token_hi, token_lo, status */
+        /* kind, hit, srv_ok, phase, op, flags, wflags, txn_hi, txn_lo, token_hi, token_lo, status */
         const entries = {
             /* the later passes of a live kind, by their phase */
-            (K_PB,    _, _, PH_WRITE, _, _, _, _, _, _, _) : pass_is(P_WRITE);
-            (K_ADMIN, _, _, PH_WRITE, _, _, _, _, _, _, _) : pass_is(P_WRITE);
-            (K_LOCK,  1, 1, PH_WRITE, _, _, _, _, _, _, _) : pass_is(P_WRITE);
-            (K_PB,    _, _, PH_SEND,  _, _, _, _, _, _, _) : pass_is(P_SEND);
-            (K_ADMIN, _, _, PH_SEND,  _, _, _, _, _, _, _) : pass_is(P_SEND);
-            (K_LOCK,  1, 1, PH_SEND,  _, _, _, _, _, _, _) : pass_is(P_SEND);
-            (K_PB,    _, _, PH_GRANT, _, _, _, _, _, _, _) : pass_is(P_GRANT);
-            (K_ADMIN, _, _, PH_GRANT, _, _, _, _, _, _, _) : pass_is(P_GRANT);
-            (K_LOCK,  1, 1, PH_GRANT, _, _, _, _, _, _, _) : pass_is(P_GRANT);
-            (K_PB,    _, _, PH_CLEAN, _, _, _, _, _, _, _) : pass_is(P_CLEAN);
-            (K_ADMIN, _, _, PH_CLEAN, _, _, _, _, _, _, _) : pass_is(P_CLEAN);
-            (K_LOCK,  1, 1, PH_CLEAN, _, _, _, _, _, _, _) : pass_is(P_CLEAN);
-            (K_PB,    _, _, PH_WDRAW, _, _, _, _, _, _, _) : pass_is(P_WD);
-            (K_ADMIN, _, _, PH_WDRAW, _, _, _, _, _, _, _) : pass_is(P_WD);
-            (K_LOCK,  1, 1, PH_WDRAW, _, _, _, _, _, _, _) : pass_is(P_WD);
-            (K_PB,    _, _, PH_BINC,  _, _, _, _, _, _, _) : pass_is(P_BINC);
-            (K_ADMIN, _, _, PH_BINC,  _, _, _, _, _, _, _) : pass_is(P_BINC);
-            (K_LOCK,  1, 1, PH_BINC,  _, _, _, _, _, _, _) : pass_is(P_BINC);
+            (K_PB, _, _, PH_WRITE, _, _, _, _, _, _, _, _) : pass_is(P_WRITE);
+            (K_ADMIN, _, _, PH_WRITE, _, _, _, _, _, _, _, _) : pass_is(P_WRITE);
+            (K_LOCK, 1, 1, PH_WRITE, _, _, _, _, _, _, _, _) : pass_is(P_WRITE);
+            (K_PB, _, _, PH_SEND, _, _, _, _, _, _, _, _) : pass_is(P_SEND);
+            (K_ADMIN, _, _, PH_SEND, _, _, _, _, _, _, _, _) : pass_is(P_SEND);
+            (K_LOCK, 1, 1, PH_SEND, _, _, _, _, _, _, _, _) : pass_is(P_SEND);
+            (K_PB, _, _, PH_GRANT, _, _, _, _, _, _, _, _) : pass_is(P_GRANT);
+            (K_ADMIN, _, _, PH_GRANT, _, _, _, _, _, _, _, _) : pass_is(P_GRANT);
+            (K_LOCK, 1, 1, PH_GRANT, _, _, _, _, _, _, _, _) : pass_is(P_GRANT);
+            (K_PB, _, _, PH_CLEAN, _, _, _, _, _, _, _, _) : pass_is(P_CLEAN);
+            (K_ADMIN, _, _, PH_CLEAN, _, _, _, _, _, _, _, _) : pass_is(P_CLEAN);
+            (K_LOCK, 1, 1, PH_CLEAN, _, _, _, _, _, _, _, _) : pass_is(P_CLEAN);
+            (K_PB, _, _, PH_WDRAW, _, _, _, _, _, _, _, _) : pass_is(P_WD);
+            (K_ADMIN, _, _, PH_WDRAW, _, _, _, _, _, _, _, _) : pass_is(P_WD);
+            (K_LOCK, 1, 1, PH_WDRAW, _, _, _, _, _, _, _, _) : pass_is(P_WD);
+            (K_PB, _, _, PH_BINC, _, _, _, _, _, _, _, _) : pass_is(P_BINC);
+            (K_ADMIN, _, _, PH_BINC, _, _, _, _, _, _, _, _) : pass_is(P_BINC);
+            (K_LOCK, 1, 1, PH_BINC, _, _, _, _, _, _, _, _) : pass_is(P_BINC);
             /* a push-back: without a request (txn 0), or an acquire */
-            (K_PB,    _, _, PH_FRESH, _, _, _, 0, _, _, _) : pass_is(P_PBNONE);
-            (K_PB,    _, _, PH_FRESH, _, _, _, _, _, _, _) : pass_is(P_ACQ);
+            (K_PB, _, _, PH_FRESH, _, _, _, 0, 0, _, _, _) : pass_is(P_PBNONE);
+            (K_PB, _, _, PH_FRESH, _, _, _, _, _, _, _, _) : pass_is(P_ACQ);
             /* an acquire: txn 0 is a bad request; a retried try not in the queue is checked
              * again as a new try; a retransmission or a copy seen before walks the queue */
-            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, _, _, 0, _, _, _) : pass_bad();
-            (K_LOCK, 1, 1, PH_ACQ, OP_ACQUIRE, FL_TRY &&& FL_TRY, WF_RETRYMISS &&& (WF_RETRYMISS | WF_NOMETER),
-                _, _, _, _) : pass_is(P_TRY);
-            (K_LOCK, 1, 1, PH_ACQ,   OP_ACQUIRE, _, _, _, _, _, _) : pass_is(P_ACQ);
-            (K_LOCK, 1, 1, PH_RWALK, OP_ACQUIRE, _, _, _, _, _, _) : pass_is(P_RW);
-            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, FL_RETRY &&& FL_RETRY, _, _, _, _, _) : pass_is(P_RW0);
-            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, _, WF_DUP &&& WF_DUP, _, _, _, _) : pass_is(P_RW0);
-            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, FL_TRY &&& FL_TRY, _, _, _, _, _) : pass_is(P_TRY);
-            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, _, _, _, _, _, _) : pass_is(P_ACQ);
+            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, _, _, 0, 0, _, _, _) : pass_bad();
+            (K_LOCK, 1, 1, PH_ACQ, OP_ACQUIRE, FL_TRY &&& FL_TRY, WF_RETRYMISS &&& (WF_RETRYMISS | WF_NOMETER), _, _, _, _, _) : pass_is(P_TRY);
+            (K_LOCK, 1, 1, PH_ACQ, OP_ACQUIRE, _, _, _, _, _, _, _) : pass_is(P_ACQ);
+            (K_LOCK, 1, 1, PH_RWALK, OP_ACQUIRE, _, _, _, _, _, _, _) : pass_is(P_RW);
+            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, FL_RETRY &&& FL_RETRY, _, _, _, _, _, _) : pass_is(P_RW0);
+            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, _, WF_DUP &&& WF_DUP, _, _, _, _, _) : pass_is(P_RW0);
+            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, FL_TRY &&& FL_TRY, _, _, _, _, _, _) : pass_is(P_TRY);
+            (K_LOCK, 1, 1, PH_FRESH, OP_ACQUIRE, _, _, _, _, _, _, _) : pass_is(P_ACQ);
             /* a release: without a token, a withdrawal */
-            (K_LOCK, 1, 1, PH_FRESH, OP_RELEASE, _, _, _, 0, 0, _) : pass_is(P_WD0);
-            (K_LOCK, 1, 1, PH_FRESH, OP_RELEASE, _, _, _, _, _, _) : pass_is(P_REL);
-            (K_LOCK, 1, 1, PH_FRESH, OP_PROBE,   _, _, _, _, _, _) : pass_is(P_PROBE);
+            (K_LOCK, 1, 1, PH_FRESH, OP_RELEASE, _, _, _, _, 0, 0, _) : pass_is(P_WD0);
+            (K_LOCK, 1, 1, PH_FRESH, OP_RELEASE, _, _, _, _, _, _, _) : pass_is(P_REL);
+            (K_LOCK, 1, 1, PH_FRESH, OP_PROBE, _, _, _, _, _, _, _) : pass_is(P_PROBE);
             /* an admin request's first pass: a force-release of a known lock is a release */
-            (K_ADMIN, 1, 1, PH_FRESH, _, _, _, _, _, _, ADM_FORCE) : pass_forced();
-            (K_ADMIN, _, _, PH_FRESH, _, _, _, _, _, _, _) : pass_is(P_ADMIN);
+            (K_ADMIN, 1, 1, PH_FRESH, _, _, _, _, _, _, _, ADM_FORCE) : pass_forced();
+            (K_ADMIN, _, _, PH_FRESH, _, _, _, _, _, _, _, _) : pass_is(P_ADMIN);
         }
         size = 64;
     }
@@ -1613,6 +1624,691 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             /* reads, releasing nothing (tseq_lo 0): a retry walk, the probe's third pass */
             (P_RW, _, _, _, _, _, _, _, _) : hold_release();
             (_, _, K_ADMIN, PH_PROBE3, _, _, _, _, _) : hold_release();
+        }
+        size = 16;
+    }
+
+    /* Written in the apply block, read by the tables below (their keys), so the control's:
+     * ad, the admin operation a first admin pass carries out (AD_*, 0 if none); took0 and
+     * took1, q_take's answers (1: the acquire took a slot at that level); w0 and w1, the
+     * waiters at each level as wait0_op's and wait1_op's register actions return them (0 if
+     * none runs). */
+    bit<3>  ad;
+    bit<1>  took0;
+    bit<1>  took1;
+    bit<16> w0;
+    bit<16> w1;
+    /* adv: the head moved (a release's or a clean walk's); clean_wd: a clean walk's slot at the
+     * head is withdrawn; g0 and g1: each level's gnext as gnext0_op's and gnext1_op's return
+     * it (0 if none runs) */
+    bit<1>  adv;
+    bit<1>  clean_wd;
+    bit<16> g0;
+    bit<16> g1;
+    /* acq_go: an acquire or try goes on (not a copy, within its quota); compat: a try's check
+     * at lk_state (1: it would be granted); st_to: what state_rel answered (1 a release's,
+     * 2 a withdrawal's) */
+    bit<1>  acq_go;
+    bit<1>  compat;
+    bit<2>  st_to;
+    /* ov_b: an acquire overflows (requests buffered, or the lock paused); r0 and r1: each
+     * level's count as q0_op's and q1_op's return it (0 if none runs) */
+    bit<1>  ov_b;
+    bit<16> r0;
+    bit<16> r1;
+    /* clean_done: a clean walk's slot at the head is done (released or withdrawn) */
+    bit<1>  clean_done;
+
+    /* lk_wait and lk_wait_hi, a table each (bf-p4c lets an action of a table write one
+     * stateful ALU's answer: "At most one stateful ALU operation with a given address is
+     * allowed per action", 2026-11-30): an acquire that took a place and waits counts itself
+     * at its level (the other level's is read); a grant walk's granted waiter and a
+     * withdrawal's found request count themselves off; a release, a grant walk's examined
+     * slot, a withdrawal's first pass and the admin probe read both counts; an admin reset
+     * clears both. A slot taken is took0 or took1 (q_take runs only for an acquire that goes
+     * on); a grant walk examines a slot when hdr.recirc.examine is set. */
+#define WAIT_KEY \
+        key = { \
+            took0              : ternary @name("took0"); \
+            took1              : ternary @name("took1"); \
+            meta.grant         : ternary @name("grant"); \
+            meta.level         : ternary @name("level"); \
+            ptype              : ternary @name("ptype"); \
+            hdr.recirc.examine : ternary @name("examine"); \
+            meta.found         : ternary @name("found"); \
+            meta.valid         : ternary @name("valid"); \
+            ad                 : ternary @name("ad"); \
+        }
+    action wait0_inc_a() { w0 = wait0_inc.execute(meta.idx); }
+    action wait0_dec_a() { w0 = wait0_dec.execute(meta.idx); }
+    action wait0_read_a() { w0 = wait0_rd.execute(meta.idx); }
+    action wait0_clear_a() { wait0_clr.execute(meta.idx); w0 = 0; }
+    action wait0_none_a() { w0 = 0; }
+    table wait0_op {
+        WAIT_KEY
+        actions = { wait0_inc_a; wait0_dec_a; wait0_read_a; wait0_clear_a; wait0_none_a; }
+        const default_action = wait0_none_a();
+        /* took0, took1, grant, level, ptype, examine, found, valid, ad */
+        const entries = {
+            (1, _, 0, _, _, _, _, _, _) : wait0_inc_a();
+            (_, 1, 0, _, _, _, _, _, _) : wait0_read_a();
+            (_, _, 1, 0, P_GRANT, 1, _, _, _) : wait0_dec_a();
+            (_, _, 1, 1, P_GRANT, 1, _, _, _) : wait0_read_a();
+            (_, _, _, 0, _, _, 1, _, _) : wait0_dec_a();
+            (_, _, _, 1, _, _, 1, _, _) : wait0_read_a();
+            (_, _, _, _, P_REL, _, _, 1, _) : wait0_read_a();
+            (_, _, _, _, P_GRANT, 1, _, _, _) : wait0_read_a();
+            (_, _, _, _, P_WD0, _, _, _, _) : wait0_read_a();
+            (_, _, _, _, _, _, _, _, AD_PROBE) : wait0_read_a();
+            (_, _, _, _, _, _, _, _, AD_RESET) : wait0_clear_a();
+        }
+        size = 16;
+    }
+    action wait1_inc_a() { w1 = wait1_inc.execute(meta.idx); }
+    action wait1_dec_a() { w1 = wait1_dec.execute(meta.idx); }
+    action wait1_read_a() { w1 = wait1_rd.execute(meta.idx); }
+    action wait1_clear_a() { wait1_clr.execute(meta.idx); w1 = 0; }
+    action wait1_none_a() { w1 = 0; }
+    table wait1_op {
+        WAIT_KEY
+        actions = { wait1_inc_a; wait1_dec_a; wait1_read_a; wait1_clear_a; wait1_none_a; }
+        const default_action = wait1_none_a();
+        /* took0, took1, grant, level, ptype, examine, found, valid, ad */
+        const entries = {
+            (_, 1, 0, _, _, _, _, _, _) : wait1_inc_a();
+            (1, _, 0, _, _, _, _, _, _) : wait1_read_a();
+            (_, _, 1, 1, P_GRANT, 1, _, _, _) : wait1_dec_a();
+            (_, _, 1, 0, P_GRANT, 1, _, _, _) : wait1_read_a();
+            (_, _, _, 1, _, _, 1, _, _) : wait1_dec_a();
+            (_, _, _, 0, _, _, 1, _, _) : wait1_read_a();
+            (_, _, _, _, P_REL, _, _, 1, _) : wait1_read_a();
+            (_, _, _, _, P_GRANT, 1, _, _, _) : wait1_read_a();
+            (_, _, _, _, P_WD0, _, _, _, _) : wait1_read_a();
+            (_, _, _, _, _, _, _, _, AD_PROBE) : wait1_read_a();
+            (_, _, _, _, _, _, _, _, AD_RESET) : wait1_clear_a();
+        }
+        size = 16;
+    }
+
+    /* Each level's gnext, a table each (wait0_op's comment). The worked level's is set to
+     * g_arg past the slot just taken and granted (a slot taken at the level, took0 or took1,
+     * and granted) or past the slot a grant walk passed (USED: a slot it examined that is not
+     * live or that it granted), read by a release, a found withdrawal, a grant walk, a
+     * withdrawal's first pass and the admin probe, followed past the clean walk's head when
+     * that moved over a withdrawn slot; the other level's read by a release, a found
+     * withdrawal and a grant walk; both cleared by an admin reset. */
+#define GNEXT_KEY \
+        key = { \
+            ad                 : ternary @name("ad"); \
+            meta.level         : ternary @name("level"); \
+            took0              : ternary @name("took0"); \
+            took1              : ternary @name("took1"); \
+            meta.grant         : ternary @name("grant"); \
+            ptype              : ternary @name("ptype"); \
+            hdr.recirc.examine : ternary @name("examine"); \
+            SV_STATE           : ternary @name("sv_state"); \
+            meta.valid         : ternary @name("valid"); \
+            meta.found         : ternary @name("found"); \
+            clean_wd           : ternary @name("clean_wd"); \
+            adv                : ternary @name("adv"); \
+        }
+    action g0_set() { g0 = gnext_set0.execute(meta.idx); }
+    action g0_read() { g0 = gnext_rd0.execute(meta.idx); }
+    action g0_follow() { gnext_follow0.execute(meta.idx); g0 = 0; }
+    action g0_clear() { gnext_clr0.execute(meta.idx); g0 = 0; }
+    action g0_none() { g0 = 0; }
+    table gnext0_op {
+        GNEXT_KEY
+        actions = { g0_set; g0_read; g0_follow; g0_clear; g0_none; }
+        const default_action = g0_none();
+        /* ad, level, took0, took1, grant, ptype, examine, sv_state, valid, found, clean_wd, adv */
+        const entries = {
+            (AD_RESET, _, _, _, _, _, _, _, _, _, _, _) : g0_clear();
+            (_, _, 1, _, 1, _, _, _, _, _, _, _) : g0_set();
+            (_, _, _, _, 0, P_GRANT, 1, SS_LIVE, _, _, _, _) : g0_read();
+            (_, 0, _, _, _, P_GRANT, 1, _, _, _, _, _) : g0_set();
+            (_, 1, _, _, _, P_GRANT, 1, _, _, _, _, _) : g0_read();
+            (_, _, _, _, _, P_REL, _, _, 1, _, _, _) : g0_read();
+            (_, _, _, _, _, _, _, _, _, 1, _, _) : g0_read();
+            (_, 0, _, _, _, P_WD0, _, _, _, _, _, _) : g0_read();
+            (AD_PROBE, 0, _, _, _, _, _, _, _, _, _, _) : g0_read();
+            (_, 0, _, _, _, _, _, _, _, _, 1, 1) : g0_follow();
+        }
+        size = 16;
+    }
+    action g1_set() { g1 = gnext_set1.execute(meta.idx); }
+    action g1_read() { g1 = gnext_rd1.execute(meta.idx); }
+    action g1_follow() { gnext_follow1.execute(meta.idx); g1 = 0; }
+    action g1_clear() { gnext_clr1.execute(meta.idx); g1 = 0; }
+    action g1_none() { g1 = 0; }
+    table gnext1_op {
+        GNEXT_KEY
+        actions = { g1_set; g1_read; g1_follow; g1_clear; g1_none; }
+        const default_action = g1_none();
+        /* ad, level, took0, took1, grant, ptype, examine, sv_state, valid, found, clean_wd, adv */
+        const entries = {
+            (AD_RESET, _, _, _, _, _, _, _, _, _, _, _) : g1_clear();
+            (_, _, _, 1, 1, _, _, _, _, _, _, _) : g1_set();
+            (_, _, _, _, 0, P_GRANT, 1, SS_LIVE, _, _, _, _) : g1_read();
+            (_, 1, _, _, _, P_GRANT, 1, _, _, _, _, _) : g1_set();
+            (_, 0, _, _, _, P_GRANT, 1, _, _, _, _, _) : g1_read();
+            (_, _, _, _, _, P_REL, _, _, 1, _, _, _) : g1_read();
+            (_, _, _, _, _, _, _, _, _, 1, _, _) : g1_read();
+            (_, 1, _, _, _, P_WD0, _, _, _, _, _, _) : g1_read();
+            (AD_PROBE, 1, _, _, _, _, _, _, _, _, _, _) : g1_read();
+            (_, 1, _, _, _, _, _, _, _, _, 1, 1) : g1_follow();
+        }
+        size = 16;
+    }
+
+    /* lk_state, one table: an acquire that took a place (took0 or took1) asks for the grant,
+     * a try that goes on checks (steps 0), a valid release and a found withdrawal release
+     * (state_rel), a grant walk's live examined slot asks for the grant, the admin probe reads
+     * hi and, in its second pass, lo (state_rel with steps 0), an admin reset clears. */
+    action st_take() { meta.grant = state_take.execute(meta.idx); }
+    action st_check() { compat = state_take.execute(meta.idx); }
+    action st_release() { meta.st_prev = state_rel.execute(meta.idx); st_to = 1; }
+    action st_withdraw() { meta.st_prev = state_rel.execute(meta.idx); st_to = 2; }
+    action st_read_hi() { meta.rd_sthi = state_hi.execute(meta.idx); }
+    action st_read_lo() { meta.rd_st = state_rel.execute(meta.idx); }
+    action st_clear() { state_clr.execute(meta.idx); }
+    table state_op {
+        key = {
+            took0               : ternary @name("took0");
+            took1               : ternary @name("took1");
+            ptype               : ternary @name("ptype");
+            acq_go              : ternary @name("acq_go");
+            meta.valid          : ternary @name("valid");
+            hdr.recirc.examine  : ternary @name("examine");
+            SV_STATE            : ternary @name("sv_state");
+            meta.found          : ternary @name("found");
+            ad                  : ternary @name("ad");
+            meta.kind           : ternary @name("kind");
+            meta.phase          : ternary @name("phase");
+        }
+        actions = { st_take; st_check; st_release; st_withdraw; st_read_hi; st_read_lo; st_clear; NoAction; }
+        const default_action = NoAction();
+        /* took0, took1, ptype, acq_go, valid, examine, sv_state, found, ad, kind, phase */
+        const entries = {
+            (1, _, _, _, _, _, _, _, _, _, _) : st_take();
+            (_, 1, _, _, _, _, _, _, _, _, _) : st_take();
+            (_, _, P_TRY, 1, _, _, _, _, _, _, _) : st_check();
+            (_, _, P_REL, _, 1, _, _, _, _, _, _) : st_release();
+            (_, _, P_GRANT, _, _, 1, SS_LIVE, _, _, _, _) : st_take();
+            (_, _, _, _, _, _, _, 1, _, _, _) : st_withdraw();
+            (_, _, _, _, _, _, _, _, AD_PROBE, _, _) : st_read_hi();
+            (_, _, _, _, _, _, _, _, _, K_ADMIN, PH_PROBE2) : st_read_lo();
+            (_, _, _, _, _, _, _, _, AD_RESET, _, _) : st_clear();
+        }
+        size = 16;
+    }
+
+    /* (Each action of a table that uses registers uses all of them, the other level's with a
+     * read whose value is dropped: bf-p4c refuses a table whose actions use different
+     * registers, "The action h_rd0 uses Register ...level0.head but does not use Register
+     * ...level1.head", 2026-11-30. So does tail_op.) */
+    /* The worked level's head, one table: moved past the token's offset h_arg by a valid
+     * release (head_at), past the clean walk's head h_arg over a done slot (head_eq: the walk
+     * has slots left and the slot is not live), read by a retry's first pass, a withdrawal walk
+     * that found its request live and the admin probe; both levels' cleared by an admin reset. */
+    action h_rd0() { meta.hv = head_rd0.execute(meta.idx); head_rd1.execute(meta.idx); }
+    action h_rd1() { head_rd0.execute(meta.idx); meta.hv = head_rd1.execute(meta.idx); }
+    action h_at0() { meta.hv = head_at0.execute(meta.idx); head_rd1.execute(meta.idx); }
+    action h_at1() { head_rd0.execute(meta.idx); meta.hv = head_at1.execute(meta.idx); }
+    action h_eq0() { meta.hv = head_eq0.execute(meta.idx); head_rd1.execute(meta.idx); }
+    action h_eq1() { head_rd0.execute(meta.idx); meta.hv = head_eq1.execute(meta.idx); }
+    action h_clear() { head_clr0.execute(meta.idx); head_clr1.execute(meta.idx); }
+    table head_op {
+        key = {
+            ad               : ternary @name("ad");
+            meta.level       : ternary @name("level");
+            ptype            : ternary @name("ptype");
+            meta.valid       : ternary @name("valid");
+            meta.txn_hi_ok   : ternary @name("txn_hi_ok");
+            meta.txn_lo_ok   : ternary @name("txn_lo_ok");
+            SV_STATE         : ternary @name("sv_state");
+            hdr.recirc.cleft : ternary @name("cleft");
+        }
+        actions = { h_rd0; h_rd1; h_at0; h_at1; h_eq0; h_eq1; h_clear; NoAction; }
+        const default_action = NoAction();
+        /* ad, level, ptype, valid, txn_hi_ok, txn_lo_ok, sv_state, cleft */
+        const entries = {
+            (AD_RESET, _, _, _, _, _, _, _) : h_clear();
+            (_, 0, P_RW0, _, _, _, _, _) : h_rd0();
+            (_, 1, P_RW0, _, _, _, _, _) : h_rd1();
+            (_, 0, P_WD, _, 1, 1, SS_LIVE, _) : h_rd0();
+            (_, 1, P_WD, _, 1, 1, SS_LIVE, _) : h_rd1();
+            (AD_PROBE, 0, _, _, _, _, _, _) : h_rd0();
+            (AD_PROBE, 1, _, _, _, _, _, _) : h_rd1();
+            (_, 0, P_REL, 1, _, _, _, _) : h_at0();
+            (_, 1, P_REL, 1, _, _, _, _) : h_at1();
+            (_, _, P_CLEAN, _, _, _, _, 0) : NoAction();
+            (_, _, P_CLEAN, _, _, _, SS_LIVE, _) : NoAction();
+            (_, 0, P_CLEAN, _, _, _, _, _) : h_eq0();
+            (_, 1, P_CLEAN, _, _, _, _, _) : h_eq1();
+        }
+        size = 16;
+    }
+
+    /* lk_q and lk_q_hi, a table each (wait0_op's comment): an acquire or push-back that goes
+     * on (not a copy, within its quota: ended_hit, dup_hit, quota, meter_color) and did not
+     * overflow at lk_buf takes a slot at its level (a push-back whether or not requests are
+     * buffered); a try that goes on asks whether its level is full; the passes that free a
+     * slot, walk or probe take q_dec off both levels and read them; an admin reset clears
+     * both. */
+#define Q_KEY \
+        key = { \
+            ad               : ternary @name("ad"); \
+            meta.level       : ternary @name("level"); \
+            ptype            : ternary @name("ptype"); \
+            meta.ended_hit   : ternary @name("ended_hit"); \
+            meta.dup_hit     : ternary @name("dup_hit"); \
+            meta.quota       : ternary @name("quota"); \
+            meta.meter_color : ternary @name("meter_color"); \
+            meta.kind        : ternary @name("kind"); \
+            ov_b             : ternary @name("ov_b"); \
+            meta.valid       : ternary @name("valid"); \
+            meta.found       : ternary @name("found"); \
+        }
+    action q0_take() { took0 = q_take0.execute(meta.idx); r0 = 0; }
+    action q0_full() { r0 = q_full0.execute(meta.idx); }
+    action q0_sub() { r0 = q_sub0.execute(meta.idx); }
+    action q0_clear() { q_clr0.execute(meta.idx); r0 = 0; }
+    action q0_none() { r0 = 0; }
+    table q0_op {
+        Q_KEY
+        actions = { q0_take; q0_full; q0_sub; q0_clear; q0_none; }
+        const default_action = q0_none();
+        /* ad, level, ptype, ended_hit, dup_hit, quota, meter_color, kind, ov_b, valid, found */
+        const entries = {
+            (AD_RESET, _, _, _, _, _, _, _, _, _, _) : q0_clear();
+            (_, 0, P_ACQ, 0, 0, 0, _, K_PB, _, _, _) : q0_take();
+            (_, 0, P_ACQ, 0, 0, 0, _, _, 0, _, _) : q0_take();
+            (_, 0, P_ACQ, 0, 0, _, 0, K_PB, _, _, _) : q0_take();
+            (_, 0, P_ACQ, 0, 0, _, 0, _, 0, _, _) : q0_take();
+            (_, 0, P_TRY, 0, 0, 0, _, _, _, _, _) : q0_full();
+            (_, 0, P_TRY, 0, 0, _, 0, _, _, _, _) : q0_full();
+            (_, _, P_RW0, _, _, _, _, _, _, _, _) : q0_sub();
+            (_, _, P_CLEAN, _, _, _, _, _, _, _, _) : q0_sub();
+            (_, _, P_BINC, _, _, _, _, _, _, _, _) : q0_sub();
+            (_, _, P_REL, _, _, _, _, _, _, 1, _) : q0_sub();
+            (_, _, _, _, _, _, _, _, _, _, 1) : q0_sub();
+            (AD_PROBE, _, _, _, _, _, _, _, _, _, _) : q0_sub();
+            (AD_SETB, _, _, _, _, _, _, _, _, _, _) : q0_sub();
+        }
+        size = 16;
+    }
+    action q1_take() { took1 = q_take1.execute(meta.idx); r1 = 0; }
+    action q1_full() { r1 = q_full1.execute(meta.idx); }
+    action q1_sub() { r1 = q_sub1.execute(meta.idx); }
+    action q1_clear() { q_clr1.execute(meta.idx); r1 = 0; }
+    action q1_none() { r1 = 0; }
+    table q1_op {
+        Q_KEY
+        actions = { q1_take; q1_full; q1_sub; q1_clear; q1_none; }
+        const default_action = q1_none();
+        /* ad, level, ptype, ended_hit, dup_hit, quota, meter_color, kind, ov_b, valid, found */
+        const entries = {
+            (AD_RESET, _, _, _, _, _, _, _, _, _, _) : q1_clear();
+            (_, 1, P_ACQ, 0, 0, 0, _, K_PB, _, _, _) : q1_take();
+            (_, 1, P_ACQ, 0, 0, 0, _, _, 0, _, _) : q1_take();
+            (_, 1, P_ACQ, 0, 0, _, 0, K_PB, _, _, _) : q1_take();
+            (_, 1, P_ACQ, 0, 0, _, 0, _, 0, _, _) : q1_take();
+            (_, 1, P_TRY, 0, 0, 0, _, _, _, _, _) : q1_full();
+            (_, 1, P_TRY, 0, 0, _, 0, _, _, _, _) : q1_full();
+            (_, _, P_RW0, _, _, _, _, _, _, _, _) : q1_sub();
+            (_, _, P_CLEAN, _, _, _, _, _, _, _, _) : q1_sub();
+            (_, _, P_BINC, _, _, _, _, _, _, _, _) : q1_sub();
+            (_, _, P_REL, _, _, _, _, _, _, 1, _) : q1_sub();
+            (_, _, _, _, _, _, _, _, _, _, 1) : q1_sub();
+            (AD_PROBE, _, _, _, _, _, _, _, _, _, _) : q1_sub();
+            (AD_SETB, _, _, _, _, _, _, _, _, _, _) : q1_sub();
+        }
+        size = 16;
+    }
+
+    /* lk_done, one table: done slots counted by a valid release whose head did not move (adv)
+     * and by a found withdrawal, uncounted as the clean walk moves the head over a done slot
+     * (clean_done and adv: CLEAN_GO); read by a valid release whose head moved and by the admin
+     * probe's second pass; cleared by an admin reset. */
+    action d_inc() { meta.dv = done_inc.execute(meta.idx); }
+    action d_dec() { meta.dv = done_dec.execute(meta.idx); }
+    action d_read() { meta.dv = done_rd.execute(meta.idx); }
+    action d_clear() { done_clr.execute(meta.idx); }
+    table done_op {
+        key = {
+            ptype       : ternary @name("ptype");
+            meta.valid  : ternary @name("valid");
+            adv         : ternary @name("adv");
+            clean_done  : ternary @name("clean_done");
+            meta.found  : ternary @name("found");
+            ad          : ternary @name("ad");
+            meta.kind   : ternary @name("kind");
+            meta.phase  : ternary @name("phase");
+        }
+        actions = { d_inc; d_dec; d_read; d_clear; NoAction; }
+        const default_action = NoAction();
+        /* ptype, valid, adv, clean_done, found, ad, kind, phase */
+        const entries = {
+            (P_REL, 1, 1, _, _, _, _, _) : d_read();
+            (P_REL, 1, _, _, _, _, _, _) : d_inc();
+            (_, _, 1, 1, _, _, _, _) : d_dec();
+            (_, _, _, _, 1, _, _, _) : d_inc();
+            (_, _, _, _, _, AD_RESET, _, _) : d_clear();
+            (_, _, _, _, _, _, K_ADMIN, PH_PROBE2) : d_read();
+        }
+        size = 16;
+    }
+
+    /* Each level's tail, one table: enqueued by an acquire that took a place at the level
+     * (took0, took1), read by the admin probe, both cleared by an admin reset. */
+    action t_enq0() { meta.tail = tail_enq0.execute(meta.idx); tail_rd1.execute(meta.idx); }
+    action t_enq1() { tail_rd0.execute(meta.idx); meta.tail = tail_enq1.execute(meta.idx); }
+    action t_rd0() { meta.tail = tail_rd0.execute(meta.idx); tail_rd1.execute(meta.idx); }
+    action t_rd1() { tail_rd0.execute(meta.idx); meta.tail = tail_rd1.execute(meta.idx); }
+    action t_clear() { tail_clr0.execute(meta.idx); tail_clr1.execute(meta.idx); }
+    table tail_op {
+        key = {
+            ad         : ternary @name("ad");
+            meta.level : ternary @name("level");
+            took0      : ternary @name("took0");
+            took1      : ternary @name("took1");
+        }
+        actions = { t_enq0; t_enq1; t_rd0; t_rd1; t_clear; NoAction; }
+        const default_action = NoAction();
+        /* ad, level, took0, took1 */
+        const entries = {
+            (AD_RESET, _, _, _) : t_clear();
+            (_, _, 1, _) : t_enq0();
+            (_, _, _, 1) : t_enq1();
+            (AD_PROBE, 0, _, _) : t_rd0();
+            (AD_PROBE, 1, _, _) : t_rd1();
+        }
+        size = 8;
+    }
+
+    /* The grant counter's low half (lk_tok) and high half (lk_tok_hi), a table each: the pass
+     * that grants takes the next number (NEXT_SEQ: a slot taken, took0 or took1, or a grant
+     * walk's examined slot, and granted), the high half going up with a carry out of the low
+     * half (the low half as read, before its increment); the writing pass of a granted
+     * acquire, a retry walk and the admin probe, reset and token base read them; the token
+     * base's second pass sets them. */
+    action tk_next() { meta.tok_lo = tok_next.execute(meta.idx); }
+    action tk_read() { meta.tok_lo = tok_rd.execute(meta.idx); }
+    action tk_set() { tok_set.execute(meta.idx); }
+    action th_inc() { meta.tok_hi = tokhi_inc.execute(meta.idx); }
+    action th_read() { meta.tok_hi = tokhi_rd.execute(meta.idx); }
+    action th_set() { tokhi_set.execute(meta.idx); }
+    table tok_op {
+        key = {
+            took0              : ternary @name("took0");
+            took1              : ternary @name("took1");
+            meta.grant         : ternary @name("grant");
+            ptype              : ternary @name("ptype");
+            hdr.recirc.examine : ternary @name("examine");
+            meta.resub.grant   : ternary @name("resub_grant");
+            ad                 : ternary @name("ad");
+            meta.kind          : ternary @name("kind");
+            meta.phase         : ternary @name("phase");
+        }
+        actions = { tk_next; tk_read; tk_set; NoAction; }
+        const default_action = NoAction();
+        /* took0, took1, grant, ptype, examine, resub_grant, ad, kind, phase */
+        const entries = {
+            (1, _, 1, _, _, _, _, _, _) : tk_next();
+            (_, 1, 1, _, _, _, _, _, _) : tk_next();
+            (_, _, 1, P_GRANT, 1, _, _, _, _) : tk_next();
+            (_, _, _, P_WRITE, _, 1, _, _, _) : tk_read();
+            (_, _, _, P_RW, _, _, _, _, _) : tk_read();
+            (_, _, _, _, _, _, AD_PROBE, _, _) : tk_read();
+            (_, _, _, _, _, _, AD_RESET, _, _) : tk_read();
+            (_, _, _, _, _, _, AD_TBASE, _, _) : tk_read();
+            (_, _, _, _, _, _, _, K_ADMIN, PH_TBASE2) : tk_set();
+        }
+        size = 16;
+    }
+    /* lk_buf, one table: one more buffered in an overflow's second pass (PH_BINC), one fewer
+     * for a push-back that goes on (it is not looked up in the ended table, as in
+     * p4/netlock.p4), set by set-buffered and reset, read by an acquire or try (it overflows
+     * when requests are buffered), a clean walk, a valid release, a found withdrawal and the
+     * admin probe's second pass. */
+    action b_acq() { meta.bv = buf_acq.execute(meta.idx); }
+    action b_dec() { meta.bv = buf_dec.execute(meta.idx); }
+    action b_set() { buf_set.execute(meta.idx); }
+    action b_read() { meta.bv = buf_rd.execute(meta.idx); }
+    table buf_op {
+        key = {
+            ptype      : ternary @name("ptype");
+            meta.kind  : ternary @name("kind");
+            ad         : ternary @name("ad");
+            meta.valid : ternary @name("valid");
+            meta.found : ternary @name("found");
+            meta.phase : ternary @name("phase");
+        }
+        actions = { b_acq; b_dec; b_set; b_read; NoAction; }
+        const default_action = NoAction();
+        /* ptype, kind, ad, valid, found, phase */
+        const entries = {
+            (P_BINC, _, _, _, _, _) : b_acq();
+            (P_ACQ, K_PB, _, _, _, _) : b_dec();
+            (P_PBNONE, _, _, _, _, _) : b_dec();
+            (_, _, AD_SETB, _, _, _) : b_set();
+            (_, _, AD_RESET, _, _, _) : b_set();
+            (P_ACQ, _, _, _, _, _) : b_read();
+            (P_TRY, _, _, _, _, _) : b_read();
+            (P_CLEAN, _, _, _, _, _) : b_read();
+            (P_REL, _, _, 1, _, _) : b_read();
+            (_, _, _, _, 1, _) : b_read();
+            (_, K_ADMIN, _, _, _, PH_PROBE2) : b_read();
+        }
+        size = 16;
+    }
+    /* The ended table's cell for the request (ended_hash): a fresh acquire or try of a lock
+     * looks it up and records it as seen, a retried one not in the queue records it (its
+     * answer was the retry's), a retry looks it up, a valid release and a found withdrawal
+     * record the end (force-released: expire). e_cell is the cell minus fp as the lookup
+     * found it: 1 ended, 3 force-released, 0 seen and not ended, 2 no lookup (no cell of this
+     * request gives 2); ended_flags turns it into the three flags. */
+    bit<32> e_cell;
+    action e_seen() { e_cell = ended_seen.execute(meta.e_idx); }
+    action e_seen_only() { ended_seen.execute(meta.e_idx); e_cell = 2; }
+    action e_lookup() { e_cell = ended_lookup.execute(meta.e_idx); }
+    action e_expire() { ended_expire.execute(meta.e_idx); e_cell = 2; }
+    action e_record() { ended_record.execute(meta.e_idx); e_cell = 2; }
+    action e_none() { e_cell = 2; }
+    table ended_op {
+        key = {
+            ptype       : ternary @name("ptype");
+            meta.kind   : ternary @name("kind");
+            meta.phase  : ternary @name("phase");
+            meta.wflags : ternary @name("wflags");
+            meta.valid  : ternary @name("valid");
+            meta.txn_hi_ok : ternary @name("txn_hi_ok");
+            meta.txn_lo_ok : ternary @name("txn_lo_ok");
+            SV_STATE    : ternary @name("sv_state");
+        }
+        actions = { e_seen; e_seen_only; e_lookup; e_expire; e_record; e_none; }
+        const default_action = e_none();
+        /* ptype, kind, phase, wflags, valid, txn_hi_ok, txn_lo_ok, sv_state; a found
+         * withdrawal tested in place (P_WD, its txn's, live: meta.found is a stage later) */
+        const entries = {
+            (P_ACQ, K_LOCK, PH_FRESH, _, _, _, _, _) : e_seen();
+            (P_TRY, K_LOCK, PH_FRESH, _, _, _, _, _) : e_seen();
+            (P_ACQ, K_LOCK, _, WF_RETRYMISS &&& WF_RETRYMISS, _, _, _, _) : e_seen_only();
+            (P_TRY, K_LOCK, _, WF_RETRYMISS &&& WF_RETRYMISS, _, _, _, _) : e_seen_only();
+            (P_RW0, _, _, _, _, _, _, _) : e_lookup();
+            (P_RW, _, _, _, _, _, _, _) : e_lookup();
+            (P_REL, _, _, WF_FORCED &&& WF_FORCED, 1, _, _, _) : e_expire();
+            (P_WD, _, _, WF_FORCED &&& WF_FORCED, _, 1, 1, SS_LIVE) : e_expire();
+            (P_REL, _, _, _, 1, _, _, _) : e_record();
+            (P_WD, _, _, _, _, 1, 1, SS_LIVE) : e_record();
+        }
+        size = 16;
+    }
+    action e_flags(bit<1> ended, bit<1> expired, bit<1> dup) {
+        meta.ended_hit = ended;
+        meta.expired_hit = expired;
+        meta.dup_hit = dup;
+    }
+    table ended_flags {
+        key = { e_cell : ternary @name("e_cell"); }
+        actions = { e_flags; }
+        const default_action = e_flags(0, 0, 0);
+        const entries = {
+            1 : e_flags(1, 0, 0);
+            3 : e_flags(1, 1, 0);
+            0 : e_flags(0, 0, 1);
+        }
+        size = 4;
+    }
+    /* The pool's txn (s_txn_hi, s_txn_lo) and client (s_ip, s_port, s_tenant), a table per
+     * register (wait0_op's comment; and five registers are more than a stage's four stateful
+     * ALUs), all with the same entries: written by the writing
+     * pass; the txn compared and the client read by a release or lease-probe whose token names
+     * a level (REL_GO: tlevel != 2), a withdrawal walk and a retry walk; both read by a grant
+     * walk's pass that sends its pending grant and the admin probe's third pass. */
+#define POOL_OP_KEY \
+        key = { \
+            ptype           : ternary @name("ptype"); \
+            meta.tlevel     : ternary @name("tlevel"); \
+            hdr.recirc.pend : ternary @name("pend"); \
+            meta.kind       : ternary @name("kind"); \
+            meta.phase      : ternary @name("phase"); \
+        }
+    action txn_hi_wr_a() { txn_hi_wr.execute(meta.hd_idx); }
+    action txn_hi_cmp_a() { meta.txn_hi_ok = txn_hi_cmp.execute(meta.hd_idx); }
+    action txn_hi_rd_a() { hdr.a_nl.txn_hi = txn_hi_rd.execute(meta.hd_idx); }
+    table txn_hi_op {
+        POOL_OP_KEY
+        actions = { txn_hi_wr_a; txn_hi_cmp_a; txn_hi_rd_a; NoAction; }
+        const default_action = NoAction();
+        /* ptype, tlevel, pend, kind, phase */
+        const entries = {
+            (P_WRITE, _, _, _, _) : txn_hi_wr_a();
+            (P_REL, 2, _, _, _) : NoAction();
+            (P_PROBE, 2, _, _, _) : NoAction();
+            (P_REL, _, _, _, _) : txn_hi_cmp_a();
+            (P_PROBE, _, _, _, _) : txn_hi_cmp_a();
+            (P_WD, _, _, _, _) : txn_hi_cmp_a();
+            (P_RW, _, _, _, _) : txn_hi_cmp_a();
+            (P_GRANT, _, 1, _, _) : txn_hi_rd_a();
+            (_, _, _, K_ADMIN, PH_PROBE3) : txn_hi_rd_a();
+        }
+        size = 16;
+    }
+    action txn_lo_wr_a() { txn_lo_wr.execute(meta.hd_idx); }
+    action txn_lo_cmp_a() { meta.txn_lo_ok = txn_lo_cmp.execute(meta.hd_idx); }
+    action txn_lo_rd_a() { hdr.a_nl.txn_lo = txn_lo_rd.execute(meta.hd_idx); }
+    table txn_lo_op {
+        POOL_OP_KEY
+        actions = { txn_lo_wr_a; txn_lo_cmp_a; txn_lo_rd_a; NoAction; }
+        const default_action = NoAction();
+        /* ptype, tlevel, pend, kind, phase */
+        const entries = {
+            (P_WRITE, _, _, _, _) : txn_lo_wr_a();
+            (P_REL, 2, _, _, _) : NoAction();
+            (P_PROBE, 2, _, _, _) : NoAction();
+            (P_REL, _, _, _, _) : txn_lo_cmp_a();
+            (P_PROBE, _, _, _, _) : txn_lo_cmp_a();
+            (P_WD, _, _, _, _) : txn_lo_cmp_a();
+            (P_RW, _, _, _, _) : txn_lo_cmp_a();
+            (P_GRANT, _, 1, _, _) : txn_lo_rd_a();
+            (_, _, _, K_ADMIN, PH_PROBE3) : txn_lo_rd_a();
+        }
+        size = 16;
+    }
+    action ip_wr_a() { ip_wr.execute(meta.hd_idx); }
+    action ip_cmp_a() { hdr.a_ip.dip = ip_rd.execute(meta.hd_idx); }
+    action ip_rd_a() { hdr.a_ip.dip = ip_rd.execute(meta.hd_idx); }
+    table ip_op {
+        POOL_OP_KEY
+        actions = { ip_wr_a; ip_cmp_a; ip_rd_a; NoAction; }
+        const default_action = NoAction();
+        /* ptype, tlevel, pend, kind, phase */
+        const entries = {
+            (P_WRITE, _, _, _, _) : ip_wr_a();
+            (P_REL, 2, _, _, _) : NoAction();
+            (P_PROBE, 2, _, _, _) : NoAction();
+            (P_REL, _, _, _, _) : ip_cmp_a();
+            (P_PROBE, _, _, _, _) : ip_cmp_a();
+            (P_WD, _, _, _, _) : ip_cmp_a();
+            (P_RW, _, _, _, _) : ip_cmp_a();
+            (P_GRANT, _, 1, _, _) : ip_rd_a();
+            (_, _, _, K_ADMIN, PH_PROBE3) : ip_rd_a();
+        }
+        size = 16;
+    }
+    action port_wr_a() { port_wr.execute(meta.hd_idx); }
+    action port_cmp_a() { meta.rd_port = port_rd.execute(meta.hd_idx); }
+    action port_rd_a() { meta.rd_port = port_rd.execute(meta.hd_idx); }
+    table port_op {
+        POOL_OP_KEY
+        actions = { port_wr_a; port_cmp_a; port_rd_a; NoAction; }
+        const default_action = NoAction();
+        /* ptype, tlevel, pend, kind, phase */
+        const entries = {
+            (P_WRITE, _, _, _, _) : port_wr_a();
+            (P_REL, 2, _, _, _) : NoAction();
+            (P_PROBE, 2, _, _, _) : NoAction();
+            (P_REL, _, _, _, _) : port_cmp_a();
+            (P_PROBE, _, _, _, _) : port_cmp_a();
+            (P_WD, _, _, _, _) : port_cmp_a();
+            (P_RW, _, _, _, _) : port_cmp_a();
+            (P_GRANT, _, 1, _, _) : port_rd_a();
+            (_, _, _, K_ADMIN, PH_PROBE3) : port_rd_a();
+        }
+        size = 16;
+    }
+    action tenant_wr_a() { tenant_wr.execute(meta.hd_idx); }
+    action tenant_cmp_a() { meta.rd_tenant = tenant_rd.execute(meta.hd_idx); }
+    action tenant_rd_a() { meta.rd_tenant = tenant_rd.execute(meta.hd_idx); }
+    table tenant_op {
+        POOL_OP_KEY
+        actions = { tenant_wr_a; tenant_cmp_a; tenant_rd_a; NoAction; }
+        const default_action = NoAction();
+        /* ptype, tlevel, pend, kind, phase */
+        const entries = {
+            (P_WRITE, _, _, _, _) : tenant_wr_a();
+            (P_REL, 2, _, _, _) : NoAction();
+            (P_PROBE, 2, _, _, _) : NoAction();
+            (P_REL, _, _, _, _) : tenant_cmp_a();
+            (P_PROBE, _, _, _, _) : tenant_cmp_a();
+            (P_WD, _, _, _, _) : tenant_cmp_a();
+            (P_RW, _, _, _, _) : tenant_cmp_a();
+            (P_GRANT, _, 1, _, _) : tenant_rd_a();
+            (_, _, _, K_ADMIN, PH_PROBE3) : tenant_rd_a();
+        }
+        size = 16;
+    }
+    table tok_hi_op {
+        key = {
+            took0              : ternary @name("took0");
+            took1              : ternary @name("took1");
+            meta.grant         : ternary @name("grant");
+            ptype              : ternary @name("ptype");
+            hdr.recirc.examine : ternary @name("examine");
+            meta.tok_lo        : ternary @name("tok_lo");
+            meta.resub.grant   : ternary @name("resub_grant");
+            ad                 : ternary @name("ad");
+            meta.kind          : ternary @name("kind");
+            meta.phase         : ternary @name("phase");
+        }
+        actions = { th_inc; th_read; th_set; NoAction; }
+        const default_action = NoAction();
+        /* took0, took1, grant, ptype, examine, tok_lo, resub_grant, ad, kind, phase */
+        const entries = {
+            (1, _, 1, _, _, 0xffffffff, _, _, _, _) : th_inc();
+            (_, 1, 1, _, _, 0xffffffff, _, _, _, _) : th_inc();
+            (_, _, 1, P_GRANT, 1, 0xffffffff, _, _, _, _) : th_inc();
+            (1, _, 1, _, _, _, _, _, _, _) : th_read();
+            (_, 1, 1, _, _, _, _, _, _, _) : th_read();
+            (_, _, 1, P_GRANT, 1, _, _, _, _, _) : th_read();
+            (_, _, _, P_WRITE, _, _, 1, _, _, _) : th_read();
+            (_, _, _, P_RW, _, _, _, _, _, _) : th_read();
+            (_, _, _, _, _, _, _, AD_PROBE, _, _) : th_read();
+            (_, _, _, _, _, _, _, AD_RESET, _, _) : th_read();
+            (_, _, _, _, _, _, _, AD_TBASE, _, _) : th_read();
+            (_, _, _, _, _, _, _, _, K_ADMIN, PH_TBASE2) : th_set();
         }
         size = 16;
     }
@@ -1734,7 +2430,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action h_now_d() { meta.now_d = clk_21.get({ig_md.ingress_mac_tstamp[47:21]}); }
     /* The ended table's fingerprint, an action of its own beside the cell's index (16 + 32
      * bits of hash data in one action pass the 32-bit immediate pathway). */
-    action h_fp() { meta.fp = ended_fp.get({hdr.nl.txn[31:0], hdr.nl.lock, hdr.nl.txn[63:32]}); }
+    action h_fp() { meta.fp = ended_fp.get({hdr.nl.txn_lo, hdr.nl.lock, hdr.nl.txn_hi}); }
     action h_tslot() {
         meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
         meta.ntslot = ~((slot_t)hdr.nl.token_lo[SLOT_BITS - 1:0]);
@@ -1858,7 +2554,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.mode = hdr.nl.mode;
         hdr.a_nl.prio = hdr.nl.prio;
         hdr.a_nl.tenant = hdr.nl.tenant;
-        hdr.a_nl.txn = hdr.nl.txn;
+        hdr.a_nl.txn_hi = hdr.nl.txn_hi; hdr.a_nl.txn_lo = hdr.nl.txn_lo;
         hdr.a_nl.token_hi = hdr.nl.token_hi;
         hdr.a_nl.token_lo = hdr.nl.token_lo;
         hdr.a_nl.ts = hdr.nl.ts;
@@ -1875,7 +2571,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         ans_client(OP_GRANT, fwd);
         hdr.a_nl.mode = SV_MODE;
         hdr.a_nl.prio = SV_PRIO;
-        hdr.a_nl.txn = hdr.nl.txn;   /* every grant from the slot view is the request's */
+        hdr.a_nl.txn_hi = hdr.nl.txn_hi; hdr.a_nl.txn_lo = hdr.nl.txn_lo;   /* every grant from the slot view is the request's */
     }
     action ans_grant(bit<32> ip, bit<16> port, bit<16> tenant) {
         ans_grant_to(SV_FWD);
@@ -1914,7 +2610,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.prio = 0;
         hdr.a_nl.tenant = 0;
         hdr.a_nl.lock = hdr.nl.lock;
-        hdr.a_nl.txn = 0;
+        hdr.a_nl.txn_hi = 0;
+        hdr.a_nl.txn_lo = 0;
         hdr.a_nl.token_hi = 0;
         hdr.a_nl.token_lo = 0;
         hdr.a_nl.ts = 0;
@@ -1936,7 +2633,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.mode = hdr.nl.mode;
         hdr.a_nl.prio = hdr.nl.prio;
         hdr.a_nl.tenant = hdr.nl.tenant;
-        hdr.a_nl.txn = hdr.nl.txn;
+        hdr.a_nl.txn_hi = hdr.nl.txn_hi; hdr.a_nl.txn_lo = hdr.nl.txn_lo;
         hdr.a_nl.ts = hdr.nl.ts;
         hdr.a_nl.lease = hdr.nl.lease;
         hdr.a_nl.cip = hdr.nl.cip;
@@ -2273,7 +2970,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* The admin operation a first admin pass carries out (AD_*), 0 if none: one 3-bit
          * field, not a flag per operation (six flags live to the last stage did not fit the
          * PHV, bf-p4c 2026-11-30). */
-        bit<3> ad = 0;
+        ad = 0;
         /* Each branch writes the operation and the result once (a default overridden later,
          * or a result chosen first and copied after, is a stage more to bf-p4c); the result
          * into hdr.admin or hdr.adminf, whichever was parsed. A force-release comes here only
@@ -2388,23 +3085,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.recirc.pseq_lo = 0;
             }
         }
-        /* The blocks chosen by the pass's conditions in place (an op code computed first
-         * would be a stage of its own before each block). */
-        if (ptype == P_WRITE) {
-            txn_hi_wr.execute(meta.hd_idx);
-            txn_lo_wr.execute(meta.hd_idx);
-            ip_wr.execute(meta.hd_idx);
-            port_wr.execute(meta.hd_idx);
-            tenant_wr.execute(meta.hd_idx);
-        } else if (REL_GO || ptype == P_WD || ptype == P_RW) {
-            meta.txn_hi_ok = txn_hi_cmp.execute(meta.hd_idx);
-            meta.txn_lo_ok = txn_lo_cmp.execute(meta.hd_idx);
-            POOL_WHO_RD
-        } else if ((ptype == P_GRANT && hdr.recirc.pend == 1) || ph_probe3 == 1) {
-            hdr.a_nl.txn[63:32] = txn_hi_rd.execute(meta.hd_idx);
-            hdr.a_nl.txn[31:0] = txn_lo_rd.execute(meta.hd_idx);
-            POOL_WHO_RD
-        }
+        txn_hi_op.apply();   /* (txn_hi_op's comment) */
+        txn_lo_op.apply();
+        ip_op.apply();
+        port_op.apply();
+        tenant_op.apply();
         if (ptype == P_GRANT && hdr.recirc.pend == 1) {
             ans_slot_client();
         }
@@ -2486,8 +3171,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * slot view keeps the state it read: no later test of this pass reads it, and the
          * passes after read the flags again); a clean walk's slot at the head is done
          * (released or withdrawn). */
-        bit<1> clean_done = 0;
-        bit<1> clean_wd = 0;
+        clean_done = 0;
+        clean_wd = 0;
         bit<1> sv_live = 0;   /* the slot view's state is live (USED, in gnext's stage) */
         if (SV_STATE == SS_LIVE) { sv_live = 1; }
         if (ptype == P_WD && TXN_OK && SV_STATE == SS_LIVE) {
@@ -2527,7 +3212,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * looks for it). A retry walk looks up only: when it does not find its request (not
          * ended), the acquire pass it continues in records it as seen (p4/netlock.p4 records it
          * at the end of the walk; the cell is the same). */
-        meta.e_idx = ended_hash.get({hdr.nl.lock, hdr.nl.txn});
+        meta.e_idx = ended_hash.get({hdr.nl.lock, hdr.nl.txn_hi, hdr.nl.txn_lo});
         h_fp();
         /* fp & 0xfffffffc, or 4 where that is 0 (0 is an empty cell): the low bits cleared
          * with an instruction's own constant 0, in the gateway's actions, not with the mask,
@@ -2541,21 +3226,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         /* The cell minus fp as the lookup found it (2, which no cell of this request gives: no
          * lookup): 1 ended, 3 force-released, 0 seen and not ended. */
-        bit<32> e_cell = 2;
-        if ((ptype == P_ACQ || ptype == P_TRY) && meta.kind == K_LOCK && fresh == 1) {
-            e_cell = ended_seen.execute(meta.e_idx);
-        } else if ((ptype == P_ACQ || ptype == P_TRY) && meta.kind == K_LOCK && (meta.wflags & WF_RETRYMISS) != 0) {
-            ended_seen.execute(meta.e_idx);
-        } else if (ptype == P_RW0 || ptype == P_RW) {
-            e_cell = ended_lookup.execute(meta.e_idx);
-        } else if (((ptype == P_REL && meta.valid == 1) || meta.found == 1) && forced == 1) {
-            ended_expire.execute(meta.e_idx);
-        } else if ((ptype == P_REL && meta.valid == 1) || meta.found == 1) {
-            ended_record.execute(meta.e_idx);
-        }
-        if (e_cell == 1 || e_cell == 3) { meta.ended_hit = 1w1; } else { meta.ended_hit = 1w0; }
-        if (e_cell == 3) { meta.expired_hit = 1w1; } else { meta.expired_hit = 1w0; }
-        if (e_cell == 0) { meta.dup_hit = 1w1; } else { meta.dup_hit = 1w0; }
+        ended_op.apply();      /* (ended_op's comment) */
+        ended_flags.apply();
 
         /* ================= stage: lk_buf ================= */
         /* Before the tenant meter, so that it costs no stage of its own: an acquire only reads
@@ -2563,25 +3235,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * every overflow of an acquire is counted in a second pass (PH_BINC); a push-back that
          * goes on (not a copy of an ended or live request: ended requests' stage) takes one off,
          * put back by PH_BINC if it finds no slot; set-buffered and reset set it. */
-        /* The block chosen by the pass's conditions in place (the pass types exclude each
-         * other; an admin operation is a P_ADMIN pass's, ph_probe2 a pass with ptype 0). */
         meta.b_val = 0;
         if (ad == AD_SETB) {
             meta.b_val = val_b.get({hdr.adminf.value_lo[15:0]});
         }
-        if (ptype == P_BINC) {
-            meta.bv = buf_acq.execute(meta.idx);
-        } else if ((ptype == P_ACQ && meta.kind == K_PB) || ptype == P_PBNONE) {
-            /* a push-back takes one off (it is not looked up in the ended table, as in
-             * p4/netlock.p4) */
-            meta.bv = buf_dec.execute(meta.idx);
-        } else if (ad == AD_SETB || ad == AD_RESET) {
-            buf_set.execute(meta.idx);
-        } else if (ptype == P_ACQ || ptype == P_TRY || ptype == P_CLEAN || (ptype == P_REL && meta.valid == 1) ||
-                   meta.found == 1 || ph_probe2 == 1) {
-            meta.bv = buf_rd.execute(meta.idx);
-        }
-        bit<1> ov_b = 0;   /* an acquire overflows: requests buffered, or the lock paused */
+        buf_op.apply();   /* (buf_op's comment) */
+        ov_b = 0;   /* an acquire overflows: requests buffered, or the lock paused */
         if (meta.bv != 0 || meta.paused == 1) {
             ov_b = 1;
         }
@@ -2596,7 +3255,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 tenant_quota.apply();
             }
         }
-        bit<1> acq_go = 0;      /* the acquire takes a slot or overflows */
+        acq_go = 0;      /* the acquire takes a slot or overflows */
         if (ptype == P_ACQ || ptype == P_TRY) {
             if (meta.ended_hit == 1) {
                 /* a late copy of a request that ended: ignored */
@@ -2612,38 +3271,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: the heads ================= */
-        /* What the pass does at the head, tested in place (an op code computed first would be
-         * a stage of its own before the blocks; the tests exclude each other: a release's
-         * valid token, a clean walk's done slot, a withdrawal's found request and the admin
-         * operations are different pass types'; clean_done's and found's tests in place, not
-         * the flags, a stage later): move it past the token's offset h_arg
-         * (HOP_AT: head_at), past the walk's head h_arg (HOP_EQ: head_eq; h_arg and h_step
-         * computed with the level), read it, or clear both levels' (an admin reset). The
-         * levels' blocks in exclusive branches (both write meta.hv: in separate ifs they are
-         * a stage apart to bf-p4c, an output dependency). */
+        /* What the pass does at the head: head_op. Whether it moved (adv, below) is tested on
+         * the same conditions: a valid release's (HOP_AT), a clean walk's over a done slot
+         * (HOP_EQ, clean_done's test). */
 #define HOP_AT (ptype == P_REL && meta.valid == 1)
 #define HOP_EQ (ptype == P_CLEAN && hdr.recirc.cleft > 0 && SV_STATE != SS_LIVE)   /* clean_done's test */
-#define HOP_RD (ptype == P_RW0 || (ptype == P_WD && TXN_OK && SV_STATE == SS_LIVE) || ad == AD_PROBE)   /* found's */
-        if (ad == AD_RESET) {
-            head_clr0.execute(meta.idx);
-            head_clr1.execute(meta.idx);
-        } else if (meta.level == 0) {
-            if (HOP_RD) {
-                meta.hv = head_rd0.execute(meta.idx);
-            } else if (HOP_AT) {
-                meta.hv = head_at0.execute(meta.idx);
-            } else if (HOP_EQ) {
-                meta.hv = head_eq0.execute(meta.idx);
-            }
-        } else if (meta.level == 1) {
-            if (HOP_RD) {
-                meta.hv = head_rd1.execute(meta.idx);
-            } else if (HOP_AT) {
-                meta.hv = head_at1.execute(meta.idx);
-            } else if (HOP_EQ) {
-                meta.hv = head_eq1.execute(meta.idx);
-            }
-        }
+        head_op.apply();   /* (head_op's comment) */
         /* head_at and head_eq return the head before; whether they moved it, and where to, is
          * decided here from the same test (a stateful ALU's output is one operand: bf-p4c
          * refuses "rv = v" beside "rv = 0x10000 | v" of the value written). */
@@ -2661,7 +3294,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.q_dec0 = 0;
         meta.q_dec1 = 0;
 #define Q_DEC if (meta.level == 0) { meta.q_dec0 = 1; } else { meta.q_dec1 = 1; }
-        bit<1> adv = 0;
+        adv = 0;
         if (HOP_AT) {
             if (meta.hdiff[14:0] == 0) {
                 adv = 1;
@@ -2704,57 +3337,17 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: lk_q, lk_q_hi ================= */
-        /* The worked level's block: take a slot (Q_TAKE: an acquire or push-back that did not
-         * overflow at lk_buf), ask whether it is full (Q_FULL: a try), take q_dec off and read
-         * (Q_SUB: the passes that free a slot, walk or probe; the other level's is read), or
-         * clear both levels' (an admin reset). Tested in place: an op code per level computed
-         * first was two stages before the blocks (the pass types exclude each other). */
-/* acq_go's test in place (the flag is a stage after the tenant meter) */
-#define ACQ_GO (meta.ended_hit == 0 && meta.dup_hit == 0 && (meta.quota == 0 || meta.meter_color == 0))
-#define Q_TAKE (ptype == P_ACQ && ACQ_GO && (meta.kind == K_PB || ov_b == 0))
-#define Q_FULL (ptype == P_TRY && ACQ_GO)
-#define Q_SUB (ptype == P_RW0 || ptype == P_CLEAN || ptype == P_BINC || (ptype == P_REL && meta.valid == 1) || \
-               meta.found == 1 || ad == AD_PROBE || ad == AD_SETB)
+        /* The levels' counts: q0_op, q1_op (their entries test acq_go's conditions in place:
+         * the flag is a stage after the tenant meter); lk_done: done_op. */
         /* lk_done: done slots counted (a release whose head did not move, a withdrawal),
          * uncounted as the clean walk moves the head over them */
-        if (ptype == P_REL && meta.valid == 1) {
-            if (adv == 1) { meta.d_inc = 16w0; } else { meta.d_inc = 16w1; }
-            meta.dv = done_add.execute(meta.idx);
-        } else if (CLEAN_GO) {
-            meta.d_inc = 0xffff;
-            meta.dv = done_add.execute(meta.idx);
-        } else if (meta.found == 1) {
-            meta.d_inc = 1;
-            meta.dv = done_add.execute(meta.idx);
-        } else if (ad == AD_RESET) {
-            done_clr.execute(meta.idx);
-        } else if (ph_probe2 == 1) {
-            meta.dv = done_rd.execute(meta.idx);
-        }
-        bit<16> r0 = 0;
-        bit<16> r1 = 0;
+        done_op.apply();   /* (done_op's comment) */
         /* q_take's answer, 1 when it took a slot, in a 1-bit field of each level's own: the
          * tests of TAKE below read it with the pass's other flags in one gateway */
-        bit<1> took0 = 0;
-        bit<1> took1 = 0;
-        if (ad == AD_RESET) {
-            q_clr0.execute(meta.idx);
-        } else if (meta.level == 0 && Q_TAKE) {
-            took0 = q_take0.execute(meta.idx);
-        } else if (meta.level == 0 && Q_FULL) {
-            r0 = q_full0.execute(meta.idx);
-        } else if (Q_SUB) {
-            r0 = q_sub0.execute(meta.idx);
-        }
-        if (ad == AD_RESET) {
-            q_clr1.execute(meta.idx);
-        } else if (meta.level == 1 && Q_TAKE) {
-            took1 = q_take1.execute(meta.idx);
-        } else if (meta.level == 1 && Q_FULL) {
-            r1 = q_full1.execute(meta.idx);
-        } else if (Q_SUB) {
-            r1 = q_sub1.execute(meta.idx);
-        }
+        took0 = 0;
+        took1 = 0;
+        q0_op.apply();   /* (q0_op's comment) */
+        q1_op.apply();
         if (meta.level == 0) {
             meta.qv = r0;
             meta.qo = r1;
@@ -2850,27 +3443,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else {
             meta.st_wstep = 0;
         }
-        bit<1> compat = 0;
-        bit<2> st_to = 0;   /* state_rel's answer: 1 nhold0 (a release), 2 xheld (a withdrawal) */
-        if (TAKE) {
-            meta.grant = state_take.execute(meta.idx);
-        } else if (ptype == P_TRY && acq_go == 1) {
-            compat = state_take.execute(meta.idx);
-        } else if (ptype == P_REL && meta.valid == 1) {
-            meta.st_prev = state_rel.execute(meta.idx);
-            st_to = 1;
-        } else if (examine == 1 && SV_STATE == SS_LIVE) {
-            meta.grant = state_take.execute(meta.idx);
-        } else if (meta.found == 1) {
-            meta.st_prev = state_rel.execute(meta.idx);
-            st_to = 2;
-        } else if (ad == AD_PROBE) {
-            meta.rd_sthi = state_hi.execute(meta.idx);
-        } else if (ph_probe2 == 1) {
-            meta.rd_st = state_rel.execute(meta.idx);
-        } else if (ad == AD_RESET) {
-            state_clr.execute(meta.idx);
-        }
+        compat = 0;
+        st_to = 0;
+        state_op.apply();   /* (state_op's comment) */
         /* state_rel's answer, from lo after (lk_state's comment): a release's nobody holds now
          * (lo before at most its step: lo after 0, or wrapped, bit 31, as lo is below 2^17),
          * a withdrawal's exclusive holder (step 0: lo >= 0x10000, bit 16). Tested on lo after,
@@ -2885,31 +3460,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: lk_wait ================= */
-        bit<16> w0 = 0;
-        bit<16> w1 = 0;
-        if (TAKE && meta.grant == 0) {
-            if (meta.level == 0) {
-                w0 = wait0_inc.execute(meta.idx);
-                w1 = wait1_rd.execute(meta.idx);
-            } else {
-                w0 = wait0_rd.execute(meta.idx);
-                w1 = wait1_inc.execute(meta.idx);
-            }
-        } else if ((examine == 1 && meta.grant == 1) || meta.found == 1) {
-            if (meta.level == 0) {
-                w0 = wait0_dec.execute(meta.idx);
-                w1 = wait1_rd.execute(meta.idx);
-            } else {
-                w0 = wait0_rd.execute(meta.idx);
-                w1 = wait1_dec.execute(meta.idx);
-            }
-        } else if ((ptype == P_REL && meta.valid == 1) || examine == 1 || ptype == P_WD0 || ad == AD_PROBE) {
-            w0 = wait0_rd.execute(meta.idx);
-            w1 = wait1_rd.execute(meta.idx);
-        } else if (ad == AD_RESET) {
-            wait0_clr.execute(meta.idx);
-            wait1_clr.execute(meta.idx);
-        }
+        wait0_op.apply();   /* (wait0_op's comment) */
+        wait1_op.apply();
 
         /* ================= stage: the cookie ================= */
         /* Before the grant counter: the token base's second pass sets the counter from the
@@ -2930,26 +3482,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: the grant counter ================= */
-        /* The pass takes the next grant number (tested in place, as REL_GO). */
-#define NEXT_SEQ ((TAKE || examine == 1) && meta.grant == 1)
-        if (NEXT_SEQ) {
-            meta.tok_lo = tok_next.execute(meta.idx);
-        } else if ((ptype == P_WRITE && meta.resub.grant == 1) || ptype == P_RW || ad == AD_PROBE || ad == AD_RESET ||
-                   ad == AD_TBASE) {
-            meta.tok_lo = tok_rd.execute(meta.idx);
-        } else if (adm2 == 1 && ph == PH_TBASE2) {
-            tok_set.execute(meta.idx);
-        }
-        /* The high half goes up with a carry out of the low half (the low half as read, before
-         * the increment below, tested in place: a carry flag would be a stage of its own). */
-        if (NEXT_SEQ && meta.tok_lo == 0xffffffff) {
-            meta.tok_hi = tokhi_inc.execute(meta.idx);
-        } else if (NEXT_SEQ || (ptype == P_WRITE && meta.resub.grant == 1) || ptype == P_RW || ad == AD_PROBE ||
-                   ad == AD_RESET || ad == AD_TBASE) {
-            meta.tok_hi = tokhi_rd.execute(meta.idx);
-        } else if (adm2 == 1 && ph == PH_TBASE2) {
-            tokhi_set.execute(meta.idx);
-        }
+        tok_op.apply();      /* (tok_op's comment) */
+        tok_hi_op.apply();
         /* tok_next returns the number before: the number taken (that + 1, 1 after the wrap)
          * is written where a pass uses it (the acquire's resubmitted number, the grant walk's
          * pending one), not into tok_lo here, which the other passes' comparisons read after
@@ -2957,26 +3491,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 #define TOOK_SEQ(dst) if (meta.tok_lo == 0xffffffff) { dst = 1; } else { dst = meta.tok_lo + 1; }
 
         /* ================= stage: the tails ================= */
-        /* The tail: enqueued by an acquire that takes a place (TAKE), read by the admin probe,
-         * both levels' cleared by an admin reset; chosen by those tests in place (an op code
-         * computed first is a stage before the blocks), the levels' blocks in exclusive
-         * branches (both write meta.tail). */
-        if (ad == AD_RESET) {
-            tail_clr0.execute(meta.idx);
-            tail_clr1.execute(meta.idx);
-        } else if (meta.level == 0) {
-            if (TAKE) {
-                meta.tail = tail_enq0.execute(meta.idx);
-            } else if (ad == AD_PROBE) {
-                meta.tail = tail_rd0.execute(meta.idx);
-            }
-        } else if (meta.level == 1) {
-            if (TAKE) {
-                meta.tail = tail_enq1.execute(meta.idx);
-            } else if (ad == AD_PROBE) {
-                meta.tail = tail_rd1.execute(meta.idx);
-            }
-        }
+        tail_op.apply();   /* (tail_op's comment) */
 
         /* ================= stage: gnext ================= */
         /* A grant walk passes the slot it examines (USED) when it granted it or the slot is not
@@ -2992,54 +3507,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 pass_on = 1;
             }
         }
-        /* gnext's blocks chosen by the pass's tests in place (the pass types exclude each
-         * other; op codes per level computed first were two stages before the blocks): the
-         * worked level's is set to g_arg past the slot just taken and granted, or past the
-         * slot a grant walk passed; read by a release, a found withdrawal, a grant walk, a
-         * withdrawal's first pass and the admin probe; followed past the clean walk's head
-         * when it moved over a withdrawn slot; the other level's read by a release, a found
-         * withdrawal and a grant walk; both cleared by an admin reset. */
-#define G_SET_TAKE (TAKE && meta.grant == 1)
-#define G_SET_WALK USED
-#define G_OTHER_RD ((ptype == P_REL && meta.valid == 1) || meta.found == 1 || examine == 1)
-#define G_RD (G_OTHER_RD || ptype == P_WD0 || ad == AD_PROBE)
-#define G_FOLLOW (clean_wd == 1 && adv == 1)
-        if (G_SET_TAKE) {
+        /* The value gnext0_op and gnext1_op set: past the slot just taken and granted, or past the slot a
+         * grant walk passes (USED). */
+        if (TAKE && meta.grant == 1) {
             /* past the slot just taken and granted: the position after the tail before the
              * enqueue, computed here (a stateful ALU compare takes one PHV operand, and
              * QNEXT of a PHV value needs two: the position and the region's end) */
             QNEXT_SET(meta.g_arg, meta.tail)
         } else if (examine == 1) {
-            meta.g_arg = nc;   /* read only if the walk passes the slot (G_SET_WALK) */
+            meta.g_arg = nc;   /* read only if the walk passes the slot (USED) */
         }
-        bit<16> g0 = 0;
-        bit<16> g1 = 0;
-        if (ad == AD_RESET) {
-            gnext_clr0.execute(meta.idx);
-        } else if (meta.level == 0) {
-            if (G_SET_TAKE || G_SET_WALK) {
-                g0 = gnext_set0.execute(meta.idx);
-            } else if (G_RD) {
-                g0 = gnext_rd0.execute(meta.idx);
-            } else if (G_FOLLOW) {
-                gnext_follow0.execute(meta.idx);   /* its value is not read: a clean walk reads no gnext */
-            }
-        } else if (G_OTHER_RD) {
-            g0 = gnext_rd0.execute(meta.idx);
-        }
-        if (ad == AD_RESET) {
-            gnext_clr1.execute(meta.idx);
-        } else if (meta.level == 1) {
-            if (G_SET_TAKE || G_SET_WALK) {
-                g1 = gnext_set1.execute(meta.idx);
-            } else if (G_RD) {
-                g1 = gnext_rd1.execute(meta.idx);
-            } else if (G_FOLLOW) {
-                gnext_follow1.execute(meta.idx);
-            }
-        } else if (G_OTHER_RD) {
-            g1 = gnext_rd1.execute(meta.idx);
-        }
+        gnext0_op.apply();   /* (gnext0_op's comment) */
+        gnext1_op.apply();
 
         /* =============================== decisions =============================== */
 
@@ -3457,7 +3936,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (ph == PH_PROBE3) {
                 hdr.admin.sstate = SV_STATE;
                 hdr.admin.slot = slot_adm.get({meta.sl_idx});
-                hdr.nl.txn = hdr.a_nl.txn;   /* the slot's cells as the pool's blocks read them */
+                hdr.nl.txn_hi = hdr.a_nl.txn_hi;   /* the slot's cells as the pool's blocks read them */
+                hdr.nl.txn_lo = hdr.a_nl.txn_lo;
                 hdr.nl.mode = SV_MODE;
                 hdr.nl.prio = SV_PRIO;
                 hdr.nl.tenant = meta.rd_tenant;

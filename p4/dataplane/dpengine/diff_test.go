@@ -832,7 +832,7 @@ var mutants = map[string][]mutant{
 		{"release-ignores-token", "a release must name the holder's token",
 			"if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; }", "if (SV_SEQ != 0) { meta.valid = 1; }"},
 		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
-			"if (e_cell == 0) { meta.dup_hit = 1w1; } else { meta.dup_hit = 1w0; }", "meta.dup_hit = 0;"},
+			"0 : e_flags(0, 0, 1);", "0 : e_flags(0, 0, 0);"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
 			"if (w0 == 0) {\n                    hdr.recirc.level = 1;", "if (w1 != 0) {\n                    hdr.recirc.level = 1;"},
 	},

@@ -134,9 +134,9 @@ func TestTofinoStages(t *testing.T) {
 
 // TestTofinoStagesFollowData is the analysis's negative control: its stages come from the
 // data, not from the order of the source. In the program the high half of the grant counter
-// waits for the low half (the carry); a copy whose high-half increment no longer depends on the
-// carry must get lk_tok_hi placed beside lk_tok, one stage earlier, though its block still comes
-// after. (A register used at two places of a pass is refused by the engine before any layout:
+// waits for the low half (the carry: tok_hi_op's key); a copy whose table keys a packet field
+// instead must get lk_tok_hi placed beside lk_tok, one stage earlier, though its table is
+// still applied after. (A register used at two places of a pass is refused by the engine before any layout:
 // TestTNARulesRefuseTwoActions; bmv2/tofino's TestStagesCycle shows the analysis refusing the
 // dependency cycle such a program would make.)
 func TestTofinoStagesFollowData(t *testing.T) {
@@ -158,8 +158,9 @@ func TestTofinoStagesFollowData(t *testing.T) {
 		return l
 	}
 	src := string(dataplane.TNA.Source)
-	from := "        if (NEXT_SEQ && meta.tok_lo == 0xffffffff) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
-	to := "        if (meta.grant == 2) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
+	// tok_hi_op's carry: its key on the low half as tok_op read it, in the copy a packet field
+	from := `            meta.tok_lo        : ternary @name("tok_lo");`
+	to := `            hdr.nl.lock        : ternary @name("tok_lo");`
 	if strings.Count(src, from) != 1 {
 		t.Fatalf("%q is not in p4/%s once: update the test", from, dataplane.TNA.File)
 	}

@@ -37,6 +37,37 @@ func stageBlocks(src string) map[string][2]int {
 	return blocks
 }
 
+// tableExec is the first register action call (of actions) in the actions of table name, as
+// lines declare them, and its line (1-based); "" if none.
+func tableExec(lines []string, name string, exec *regexp.Regexp, actions map[string]string) (string, int) {
+	decl := regexp.MustCompile(`^\s*table ` + name + ` \{`)
+	list := regexp.MustCompile(`^\s*actions = \{([^}]*)\}`)
+	for i, l := range lines {
+		if !decl.MatchString(l) {
+			continue
+		}
+		for _, l := range lines[i:] {
+			m := list.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			for _, a := range strings.Split(m[1], ";") {
+				head := regexp.MustCompile(`^\s*action ` + strings.TrimSpace(a) + `\(`)
+				for j, al := range lines {
+					if !head.MatchString(al) {
+						continue
+					}
+					if x := exec.FindStringSubmatch(al); x != nil && actions[x[1]] != "" {
+						return x[0], j + 1
+					}
+				}
+			}
+			return "", 0
+		}
+	}
+	return "", 0
+}
+
 // registerActions maps each RegisterAction of the TNA program's ingress to its register.
 func registerActions(t *testing.T) map[string]string {
 	checked, err := CheckProgram(dataplane.TNA, dataplane.DefaultSizing)
@@ -71,6 +102,7 @@ func TestTNARulesRefuseTwoActions(t *testing.T) {
 	actions := registerActions(t)
 	lines := strings.Split(src, "\n")
 	exec := regexp.MustCompile(`(\w+)\.execute\(([^)]*)\)`)
+	apply := regexp.MustCompile(`^\s*(\w+)\.apply\(\);`)
 	tested := 0
 	for _, block := range []string{"lk_floor", "lk_buf", "lk_q, lk_q_hi", "lk_state", "lk_wait", "the grant counter", "the heads",
 		"the tails", "gnext", "the cookie", "ended requests"} {
@@ -78,11 +110,18 @@ func TestTNARulesRefuseTwoActions(t *testing.T) {
 		if !ok {
 			t.Fatalf("no stage block %q in p4/%s (blocks: %v): update the test", block, dataplane.TNA.File, blocks)
 		}
-		// The block's first register action call: run it again after the block.
+		// The block's first register action call, in the block or in an action of a table
+		// it applies (decision tables: pass_type's comment): run it again after the block.
 		first, line := "", 0
+		var sites []int // lines an error may name as the register's first use: the call's
 		for i := r[0]; i < r[1] && first == ""; i++ {
 			if m := exec.FindStringSubmatch(lines[i]); m != nil && actions[m[1]] != "" {
 				first, line = m[0], i+1
+			} else if m := apply.FindStringSubmatch(lines[i]); m != nil {
+				if call, at := tableExec(lines, m[1], exec, actions); call != "" {
+					first, line = call, i+1
+					sites = append(sites, at)
+				}
 			}
 		}
 		if first == "" {
@@ -104,10 +143,16 @@ func TestTNARulesRefuseTwoActions(t *testing.T) {
 			if !strings.Contains(err.Error(), fmt.Sprintf("netlock.p4:%d:", added)) {
 				t.Errorf("the error does not name the added line %d: %v", added, err)
 			}
-			// The block's first site, or another of the block's sites of the register, is named.
+			// The block's first site, or another of the block's sites of the register (for a
+			// table, its action's call), is named.
 			named := false
 			for i := r[0]; i < r[1]; i++ {
 				if strings.Contains(err.Error(), fmt.Sprintf("netlock.p4:%d:", i+1)) {
+					named = true
+				}
+			}
+			for _, at := range sites {
+				if strings.Contains(err.Error(), fmt.Sprintf("netlock.p4:%d:", at)) {
 					named = true
 				}
 			}
