@@ -721,12 +721,19 @@ func controlUsageWith(d *ControlDecl, value func(Expr) (Value, bool)) map[Decl]b
 		queue = queue[1:]
 		switch x := x.(type) {
 		case *ActionDecl:
-			walkStmt(x.Body, visit)
+			if x != nil { // nil: a reference the checker could not resolve, reported there
+				walkStmt(x.Body, visit)
+			}
 		case *TableDecl:
+			if x == nil {
+				continue
+			}
 			inspectDecl(x, visit)
 			for _, p := range x.Props {
 				for _, a := range p.Actions {
-					mark(a.Action)
+					if a.Action != nil { // nil: not declared before the table, reported by the checker
+						mark(a.Action)
+					}
 				}
 				for _, e := range p.Entries {
 					mark(e.Action.Action)

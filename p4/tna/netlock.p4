@@ -2280,6 +2280,98 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         size = 16;
     }
+    /* The admin first pass: the operation it carries out (ad) and its result, into hdr.admin
+     * or hdr.adminf, whichever was parsed (a force-release comes here only when its lock is
+     * missing). One table: the if-else chain it replaces was two tables a branch. */
+    action adm_a(bit<3> op, bit<8> r) { ad = op; hdr.admin.result = r; }
+    action adm_f(bit<3> op, bit<8> r) { ad = op; hdr.adminf.result = r; }
+    table adm_op {
+        key = {
+            ptype                : ternary @name("ptype");
+            hdr.nl.status        : ternary @name("status");
+            meta.hit             : ternary @name("hit");
+            meta.srv_ok          : ternary @name("srv_ok");
+            hdr.admin.level      : ternary @name("level");
+            hdr.adminf.isValid() : ternary @name("short");
+        }
+        actions = { adm_a; adm_f; NoAction; }
+        const default_action = NoAction();
+        /* ptype, status, hit, srv_ok, level, short */
+        const entries = {
+            (P_ADMIN, ADM_GET_COOKIE, _, _, _, true) : adm_f(AD_GETC, AR_OK);
+            (P_ADMIN, ADM_GET_COOKIE, _, _, _, false) : adm_a(AD_GETC, AR_OK);
+            (P_ADMIN, ADM_SET_COOKIE, _, _, _, true) : adm_f(AD_SETC, AR_OK);
+            (P_ADMIN, ADM_SET_COOKIE, _, _, _, false) : adm_a(AD_SETC, AR_OK);
+            /* no lock, or no server for it */
+            (P_ADMIN, _, 0, _, _, true) : adm_f(0, AR_NOLOCK);
+            (P_ADMIN, _, 0, _, _, false) : adm_a(0, AR_NOLOCK);
+            (P_ADMIN, _, _, 0, _, true) : adm_f(0, AR_NOLOCK);
+            (P_ADMIN, _, _, 0, _, false) : adm_a(0, AR_NOLOCK);
+            (P_ADMIN, ADM_PROBE, _, _, 0, true) : adm_f(AD_PROBE, AR_OK);
+            (P_ADMIN, ADM_PROBE, _, _, 0, false) : adm_a(AD_PROBE, AR_OK);
+            (P_ADMIN, ADM_PROBE, _, _, 1, true) : adm_f(AD_PROBE, AR_OK);
+            (P_ADMIN, ADM_PROBE, _, _, 1, false) : adm_a(AD_PROBE, AR_OK);
+            (P_ADMIN, ADM_RESET, _, _, _, true) : adm_f(AD_RESET, AR_OK);
+            (P_ADMIN, ADM_RESET, _, _, _, false) : adm_a(AD_RESET, AR_OK);
+            (P_ADMIN, ADM_TOKEN_BASE, _, _, _, true) : adm_f(AD_TBASE, AR_OK);
+            (P_ADMIN, ADM_TOKEN_BASE, _, _, _, false) : adm_a(AD_TBASE, AR_OK);
+            (P_ADMIN, ADM_SET_BUFFERED, _, _, _, true) : adm_f(AD_SETB, AR_OK);
+            (P_ADMIN, ADM_SET_BUFFERED, _, _, _, false) : adm_a(AD_SETB, AR_OK);
+            /* an unknown operation, or a probe of a level above 1 */
+            (P_ADMIN, _, _, _, _, true) : adm_f(0, AR_BADREQ);
+            (P_ADMIN, _, _, _, _, false) : adm_a(0, AR_BADREQ);
+        }
+        size = 32;
+    }
+    /* The slot the pool blocks use (sl_idx), chosen by the pass's phase alone: every pass type
+     * that uses a slot has a phase of its own (the acquire's write, the grant, retry,
+     * withdrawal and clean walks, the admin probe's later passes; a fresh release, lease-probe
+     * or force-release uses the token's slot), and in the others no pool block runs; the
+     * level is the one the pass type works. The request's cells are at the slot too (hd_idx),
+     * but a grant walk's pending grant's at its slot. One table: the if-else chain it replaces
+     * was a table and a gateway a branch. */
+#define SLOT_PICK(NAME, SRC) action NAME() { meta.sl_idx = SRC; meta.hd_idx = SRC; }
+    SLOT_PICK(sl_off0, meta.at_off0)
+    SLOT_PICK(sl_off1, meta.at_off1)
+    SLOT_PICK(sl_cur0, meta.at_cur0)
+    SLOT_PICK(sl_cur1, meta.at_cur1)
+    SLOT_PICK(sl_ch0, meta.at_ch0)
+    SLOT_PICK(sl_ch1, meta.at_ch1)
+    SLOT_PICK(sl_tok, meta.tslot)
+    action sl_cur0_pend() { meta.sl_idx = meta.at_cur0; meta.hd_idx = hdr.recirc.pslot; }
+    action sl_cur1_pend() { meta.sl_idx = meta.at_cur1; meta.hd_idx = hdr.recirc.pslot; }
+    table slot_pick {
+        key = {
+            meta.phase        : ternary @name("phase");
+            hdr.nl.prio       : ternary @name("prio");
+            hdr.recirc.level  : ternary @name("level");
+            hdr.recirc.clevel : ternary @name("clevel");
+            hdr.admin.level   : ternary @name("probe_level");
+            hdr.recirc.pend   : ternary @name("pend");
+        }
+        actions = { sl_off0; sl_off1; sl_cur0; sl_cur1; sl_ch0; sl_ch1; sl_tok; sl_cur0_pend; sl_cur1_pend; }
+        const default_action = sl_tok();
+        /* phase, prio, level, clevel, probe_level, pend */
+        const entries = {
+            (PH_WRITE, 0, _, _, _, _) : sl_off0();
+            (PH_WRITE, _, _, _, _, _) : sl_off1();
+            (PH_RWALK, 0, _, _, _, _) : sl_cur0();
+            (PH_RWALK, _, _, _, _, _) : sl_cur1();
+            (PH_WDRAW, 0, _, _, _, _) : sl_cur0();
+            (PH_WDRAW, _, _, _, _, _) : sl_cur1();
+            (PH_GRANT, _, 0, _, _, 1) : sl_cur0_pend();
+            (PH_GRANT, _, _, _, _, 1) : sl_cur1_pend();
+            (PH_GRANT, _, 0, _, _, _) : sl_cur0();
+            (PH_GRANT, _, _, _, _, _) : sl_cur1();
+            (PH_CLEAN, _, _, 0, _, _) : sl_ch0();
+            (PH_CLEAN, _, _, _, _, _) : sl_ch1();
+            (PH_PROBE2, _, _, _, 0, _) : sl_cur0();
+            (PH_PROBE2, _, _, _, _, _) : sl_cur1();
+            (PH_PROBE3, _, _, _, 0, _) : sl_cur0();
+            (PH_PROBE3, _, _, _, _, _) : sl_cur1();
+        }
+        size = 32;
+    }
     table tok_hi_op {
         key = {
             took0              : ternary @name("took0");
@@ -2338,6 +2430,45 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.q_end0 = meta.size1 - 1;
         meta.q_wrap = 0x8001 - meta.size1;
     }
+    /* The level the pass works (use_level0, use_level1): a release's or lease-probe's token's
+     * (tlevel; 2, no level, works level 1's registers and is refused later), a grant walk's, a
+     * clean walk's, an admin probe's (its first pass by the request's status: a probe that does
+     * not go on uses no level), else the request's priority's. One table: the if-else chain
+     * and the test of its value were a table a branch and two more. */
+    table level_pick {
+        key = {
+            ptype             : ternary @name("ptype");
+            meta.tlevel       : ternary @name("tlevel");
+            hdr.recirc.level  : ternary @name("level");
+            hdr.recirc.clevel : ternary @name("clevel");
+            hdr.nl.status     : ternary @name("status");
+            meta.kind         : ternary @name("kind");
+            meta.phase        : ternary @name("phase");
+            hdr.admin.level   : ternary @name("probe_level");
+            hdr.nl.prio       : ternary @name("prio");
+        }
+        actions = { use_level0; use_level1; }
+        const default_action = use_level1();
+        /* ptype, tlevel, level, clevel, status, kind, phase, probe_level, prio */
+        const entries = {
+            (P_REL, 0, _, _, _, _, _, _, _) : use_level0();
+            (P_REL, _, _, _, _, _, _, _, _) : use_level1();
+            (P_PROBE, 0, _, _, _, _, _, _, _) : use_level0();
+            (P_PROBE, _, _, _, _, _, _, _, _) : use_level1();
+            (P_GRANT, _, 0, _, _, _, _, _, _) : use_level0();
+            (P_GRANT, _, _, _, _, _, _, _, _) : use_level1();
+            (P_CLEAN, _, _, 0, _, _, _, _, _) : use_level0();
+            (P_CLEAN, _, _, _, _, _, _, _, _) : use_level1();
+            (P_ADMIN, _, _, _, ADM_PROBE, _, _, 0, _) : use_level0();
+            (P_ADMIN, _, _, _, ADM_PROBE, _, _, _, _) : use_level1();
+            (_, _, _, _, _, K_ADMIN, PH_PROBE2, 0, _) : use_level0();
+            (_, _, _, _, _, K_ADMIN, PH_PROBE2, _, _) : use_level1();
+            (_, _, _, _, _, K_ADMIN, PH_PROBE3, 0, _) : use_level0();
+            (_, _, _, _, _, K_ADMIN, PH_PROBE3, _, _) : use_level1();
+            (_, _, _, _, _, _, _, _, 0) : use_level0();
+        }
+        size = 16;
+    }
 
     /* The clock: the timestamp's four slices are each moved into a container of their own by
      * the hash unit (IDENTITY: an adder takes operands aligned in their containers, which
@@ -2390,7 +2521,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * than that (docs/dataplane.md, "The real compiler"; `netlock p4 tofino` lists the clusters
      * wider than a group). A hash's output is no operand of an instruction. */
     Hash<slot_t>(HashAlgorithm_t.IDENTITY) slot_tok;     /* meta.tslot: the request token's slot */
-    Hash<slot_t>(HashAlgorithm_t.IDENTITY) slot_sel;     /* the token's slot, as the pass's slot */
     Hash<slot_t>(HashAlgorithm_t.IDENTITY) slot_pend;    /* recirc.pslot */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_adm;     /* admin.slot */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_resub;    /* resub.off */
@@ -2502,9 +2632,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     /* Point the pool blocks at slot s. */
-    action slot_abs(slot_t s) {
-        meta.sl_idx = s;
-    }
 
     /* Answers. The source of every answer to a client is the lock's server address. ans_client
      * leaves its destination to the caller: ans_to_client's ip:port, or the slot's client as the
@@ -2850,37 +2977,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if ((hdr.nl.flags & FL_TRY) == 0) { tryf = 1w0; }
         /* (Before the push-back's exit below, as the request's fields: the slot needs only the
          * phase and lock_table's region starts.) */
-        /* The slot the pool blocks use, chosen by the pass's phase alone: every pass type that
-         * uses a slot has a phase of its own (the acquire's write, the grant, retry, withdrawal
-         * and clean walks, the admin probe's later passes; a fresh release, lease-probe or
-         * force-release uses the token's slot), and in the others no pool block runs. The level
-         * is the one use_level picks for that pass type. */
-        slot_t sl;
-        if (ph == PH_WRITE || ph == PH_RWALK || ph == PH_WDRAW) {
-            if (ph == PH_WRITE) {
-                if (hdr.nl.prio == 0) { sl = meta.at_off0; } else { sl = meta.at_off1; }
-            } else {
-                if (hdr.nl.prio == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }
-            }
-        } else if (ph == PH_GRANT) {
-            if (hdr.recirc.level == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }
-        } else if (ph == PH_CLEAN) {
-            if (hdr.recirc.clevel == 0) { sl = meta.at_ch0; } else { sl = meta.at_ch1; }
-        } else if (ph == PH_PROBE2 || ph == PH_PROBE3) {
-            if (hdr.admin.level == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }
-        } else {
-            sl = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
-        }
-        slot_abs(sl);
-        /* The request's cells are at the slot too, but a grant walk's pending grant's at its
-         * slot: written once, in exclusive branches (a default overridden later would order
-         * the pool's blocks a stage after the override), chosen by the phase as the slot is
-         * (a pass with another ptype reads no cell). */
-        if (ph == PH_GRANT && hdr.recirc.pend == 1) {
-            meta.hd_idx = hdr.recirc.pslot;
-        } else {
-            meta.hd_idx = sl;
-        }
+        slot_pick.apply();   /* (slot_pick's comment) */
         /* The drops: the request's own checks' (early, above) and a push-back's whose lock or
          * server is unknown, each the only exit of its branch, at the top level (above). Here,
          * not after the checks: what lies between writes metadata only, and an exit waits for
@@ -2971,58 +3068,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * field, not a flag per operation (six flags live to the last stage did not fit the
          * PHV, bf-p4c 2026-11-30). */
         ad = 0;
-        /* Each branch writes the operation and the result once (a default overridden later,
-         * or a result chosen first and copied after, is a stage more to bf-p4c); the result
-         * into hdr.admin or hdr.adminf, whichever was parsed. A force-release comes here only
-         * when its lock is missing. */
-#define ADM_RESULT(r) if (hdr.adminf.isValid()) { hdr.adminf.result = r; } else { hdr.admin.result = r; }
-        if (ptype == P_ADMIN) {
-            if (st == ADM_GET_COOKIE) {
-                ad = AD_GETC;
-                ADM_RESULT(AR_OK)
-            } else if (st == ADM_SET_COOKIE) {
-                ad = AD_SETC;
-                ADM_RESULT(AR_OK)
-            } else if (meta.hit == 0 || meta.srv_ok == 0) {
-                ADM_RESULT(AR_NOLOCK)
-            } else if (st == ADM_PROBE && hdr.admin.level <= 1) {
-                ad = AD_PROBE;
-                ADM_RESULT(AR_OK)
-            } else if (st == ADM_RESET) {
-                ad = AD_RESET;
-                ADM_RESULT(AR_OK)
-            } else if (st == ADM_TOKEN_BASE) {
-                ad = AD_TBASE;
-                ADM_RESULT(AR_OK)
-            } else if (st == ADM_SET_BUFFERED) {
-                ad = AD_SETB;
-                ADM_RESULT(AR_OK)
-            } else {
-                ADM_RESULT(AR_BADREQ)   /* an unknown operation, or a probe of a level > 1 */
-            }
-        }
+        adm_op.apply();   /* (adm_op's comment) */
 
 
         /* ================= the level and the slot ================= */
         /* Written once, in exclusive branches (a default overridden later is an output
          * dependency, a stage, to bf-p4c). */
-        bit<8> lvl;
-        if (ptype == P_REL || ptype == P_PROBE) {
-            lvl = meta.tlevel;
-        } else if (ptype == P_GRANT) {
-            lvl = hdr.recirc.level;
-        } else if (ptype == P_CLEAN) {
-            lvl = hdr.recirc.clevel;
-        } else if ((ptype == P_ADMIN && st == ADM_PROBE) || ph_probe2 == 1 || ph_probe3 == 1) {
-            /* a probe's level (st, not ad, which is a stage later: a probe that does not go
-             * on, no lock or a level above 1, uses no level) */
-            lvl = hdr.admin.level;
-        } else if (hdr.nl.prio == 0) {
-            lvl = 8w0;
-        } else {
-            lvl = 8w1;
-        }
-        if (lvl == 0) { use_level0(); } else { use_level1(); }
+        level_pick.apply();   /* (level_pick's comment) */
         meta.q_lim = qlim_h.get({meta.size});
         h_q_ends();
         h_q_endx();
