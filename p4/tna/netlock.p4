@@ -2323,6 +2323,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         size = 32;
     }
+    Hash<slot_t>(HashAlgorithm_t.IDENTITY) slot_sel;     /* the token's slot, as the pass's slot */
     /* The slot the pool blocks use (sl_idx), chosen by the pass's phase alone: every pass type
      * that uses a slot has a phase of its own (the acquire's write, the grant, retry,
      * withdrawal and clean walks, the admin probe's later passes; a fresh release, lease-probe
@@ -2337,7 +2338,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     SLOT_PICK(sl_cur1, meta.at_cur1)
     SLOT_PICK(sl_ch0, meta.at_ch0)
     SLOT_PICK(sl_ch1, meta.at_ch1)
-    SLOT_PICK(sl_tok, meta.tslot)
+    /* the token's slot through the hash unit, not meta.tslot: a move from tslot would tie the
+     * slot numbers' cluster of operands to the token's (22 fields, more than a MAU group's 16
+     * containers: TestTofinoPHV) */
+    action sl_tok() {
+        meta.sl_idx = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
+        meta.hd_idx = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
+    }
     action sl_cur0_pend() { meta.sl_idx = meta.at_cur0; meta.hd_idx = hdr.recirc.pslot; }
     action sl_cur1_pend() { meta.sl_idx = meta.at_cur1; meta.hd_idx = hdr.recirc.pslot; }
     table slot_pick {
