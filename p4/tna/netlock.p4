@@ -2324,59 +2324,69 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         size = 32;
     }
     Hash<slot_t>(HashAlgorithm_t.IDENTITY) slot_sel;     /* the token's slot, as the pass's slot */
+    Hash<slot_t>(HashAlgorithm_t.IDENTITY) hd_sel;       /* ... and as its cells' */
     /* The slot the pool blocks use (sl_idx), chosen by the pass's phase alone: every pass type
      * that uses a slot has a phase of its own (the acquire's write, the grant, retry,
      * withdrawal and clean walks, the admin probe's later passes; a fresh release, lease-probe
      * or force-release uses the token's slot), and in the others no pool block runs; the
      * level is the one the pass type works. The request's cells are at the slot too (hd_idx),
-     * but a grant walk's pending grant's at its slot. One table: the if-else chain it replaces
-     * was a table and a gateway a branch. */
-#define SLOT_PICK(NAME, SRC) action NAME() { meta.sl_idx = SRC; meta.hd_idx = SRC; }
-    SLOT_PICK(sl_off0, meta.at_off0)
-    SLOT_PICK(sl_off1, meta.at_off1)
-    SLOT_PICK(sl_cur0, meta.at_cur0)
-    SLOT_PICK(sl_cur1, meta.at_cur1)
-    SLOT_PICK(sl_ch0, meta.at_ch0)
-    SLOT_PICK(sl_ch1, meta.at_ch1)
+     * but a grant walk's pending grant's at its slot (hd_pick, beside it: one action writing
+     * both tied the two into one cluster of operands). Two tables: the if-else chain they
+     * replace was a table and a gateway a branch. */
+#define SLOT_PICK(NAME, SRC) action sl_##NAME() { meta.sl_idx = SRC; } action hd_##NAME() { meta.hd_idx = SRC; }
+    SLOT_PICK(off0, meta.at_off0)
+    SLOT_PICK(off1, meta.at_off1)
+    SLOT_PICK(cur0, meta.at_cur0)
+    SLOT_PICK(cur1, meta.at_cur1)
+    SLOT_PICK(ch0, meta.at_ch0)
+    SLOT_PICK(ch1, meta.at_ch1)
+    SLOT_PICK(pend, hdr.recirc.pslot)
     /* the token's slot through the hash unit, not meta.tslot: a move from tslot would tie the
      * slot numbers' cluster of operands to the token's (22 fields, more than a MAU group's 16
-     * containers: TestTofinoPHV) */
-    action sl_tok() {
-        meta.sl_idx = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
-        meta.hd_idx = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
-    }
-    action sl_cur0_pend() { meta.sl_idx = meta.at_cur0; meta.hd_idx = hdr.recirc.pslot; }
-    action sl_cur1_pend() { meta.sl_idx = meta.at_cur1; meta.hd_idx = hdr.recirc.pslot; }
+     * containers: TestTofinoPHV); a hash each, as an action's hash data is at most 32 bits */
+    action sl_tok() { meta.sl_idx = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]}); }
+    action hd_tok() { meta.hd_idx = hd_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]}); }
+#define SLOT_KEY \
+        key = { \
+            meta.phase        : ternary @name("phase"); \
+            hdr.nl.prio       : ternary @name("prio"); \
+            hdr.recirc.level  : ternary @name("level"); \
+            hdr.recirc.clevel : ternary @name("clevel"); \
+            hdr.admin.level   : ternary @name("probe_level"); \
+            hdr.recirc.pend   : ternary @name("pend"); \
+        }
+#define SLOT_ENTRIES(P, PEND0, PEND1) \
+        const entries = { \
+            (PH_WRITE, 0, _, _, _, _) : P##off0(); \
+            (PH_WRITE, _, _, _, _, _) : P##off1(); \
+            (PH_RWALK, 0, _, _, _, _) : P##cur0(); \
+            (PH_RWALK, _, _, _, _, _) : P##cur1(); \
+            (PH_WDRAW, 0, _, _, _, _) : P##cur0(); \
+            (PH_WDRAW, _, _, _, _, _) : P##cur1(); \
+            (PH_GRANT, _, 0, _, _, 1) : PEND0(); \
+            (PH_GRANT, _, _, _, _, 1) : PEND1(); \
+            (PH_GRANT, _, 0, _, _, _) : P##cur0(); \
+            (PH_GRANT, _, _, _, _, _) : P##cur1(); \
+            (PH_CLEAN, _, _, 0, _, _) : P##ch0(); \
+            (PH_CLEAN, _, _, _, _, _) : P##ch1(); \
+            (PH_PROBE2, _, _, _, 0, _) : P##cur0(); \
+            (PH_PROBE2, _, _, _, _, _) : P##cur1(); \
+            (PH_PROBE3, _, _, _, 0, _) : P##cur0(); \
+            (PH_PROBE3, _, _, _, _, _) : P##cur1(); \
+        }
+    /* phase, prio, level, clevel, probe_level, pend */
     table slot_pick {
-        key = {
-            meta.phase        : ternary @name("phase");
-            hdr.nl.prio       : ternary @name("prio");
-            hdr.recirc.level  : ternary @name("level");
-            hdr.recirc.clevel : ternary @name("clevel");
-            hdr.admin.level   : ternary @name("probe_level");
-            hdr.recirc.pend   : ternary @name("pend");
-        }
-        actions = { sl_off0; sl_off1; sl_cur0; sl_cur1; sl_ch0; sl_ch1; sl_tok; sl_cur0_pend; sl_cur1_pend; }
+        SLOT_KEY
+        actions = { sl_off0; sl_off1; sl_cur0; sl_cur1; sl_ch0; sl_ch1; sl_tok; }
         const default_action = sl_tok();
-        /* phase, prio, level, clevel, probe_level, pend */
-        const entries = {
-            (PH_WRITE, 0, _, _, _, _) : sl_off0();
-            (PH_WRITE, _, _, _, _, _) : sl_off1();
-            (PH_RWALK, 0, _, _, _, _) : sl_cur0();
-            (PH_RWALK, _, _, _, _, _) : sl_cur1();
-            (PH_WDRAW, 0, _, _, _, _) : sl_cur0();
-            (PH_WDRAW, _, _, _, _, _) : sl_cur1();
-            (PH_GRANT, _, 0, _, _, 1) : sl_cur0_pend();
-            (PH_GRANT, _, _, _, _, 1) : sl_cur1_pend();
-            (PH_GRANT, _, 0, _, _, _) : sl_cur0();
-            (PH_GRANT, _, _, _, _, _) : sl_cur1();
-            (PH_CLEAN, _, _, 0, _, _) : sl_ch0();
-            (PH_CLEAN, _, _, _, _, _) : sl_ch1();
-            (PH_PROBE2, _, _, _, 0, _) : sl_cur0();
-            (PH_PROBE2, _, _, _, _, _) : sl_cur1();
-            (PH_PROBE3, _, _, _, 0, _) : sl_cur0();
-            (PH_PROBE3, _, _, _, _, _) : sl_cur1();
-        }
+        SLOT_ENTRIES(sl_, sl_cur0, sl_cur1)
+        size = 32;
+    }
+    table hd_pick {
+        SLOT_KEY
+        actions = { hd_off0; hd_off1; hd_cur0; hd_cur1; hd_ch0; hd_ch1; hd_pend; hd_tok; }
+        const default_action = hd_tok();
+        SLOT_ENTRIES(hd_, hd_pend, hd_pend)
         size = 32;
     }
     table tok_hi_op {
@@ -2985,6 +2995,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* (Before the push-back's exit below, as the request's fields: the slot needs only the
          * phase and lock_table's region starts.) */
         slot_pick.apply();   /* (slot_pick's comment) */
+        hd_pick.apply();
         /* The drops: the request's own checks' (early, above) and a push-back's whose lock or
          * server is unknown, each the only exit of its branch, at the top level (above). Here,
          * not after the checks: what lies between writes metadata only, and an exit waits for

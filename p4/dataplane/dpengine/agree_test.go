@@ -66,11 +66,11 @@ func TestProgramsAgreeCatches(t *testing.T) {
 			"hdr.a_nl.txn_hi = txn_hi_rd.execute(meta.hd_idx);",
 			"hdr.a_nl.txn_hi = txn_hi_rd.execute(meta.sl_idx);"},
 		{"grant-walk-slot-by-priority", "a grant walk examines the slot at the level it walks",
-			"(PH_GRANT, _, 0, _, _, _) : sl_cur0();",
-			"(PH_GRANT, 0, _, _, _, _) : sl_cur0();"},
+			"(PH_GRANT, _, 0, _, _, _) : P##cur0();",
+			"(PH_GRANT, 0, _, _, _, _) : P##cur0();"},
 		{"write-slot-other-level", "the writing pass writes the slot at the request's level",
-			"(PH_WRITE, 0, _, _, _, _) : sl_off0();\n            (PH_WRITE, _, _, _, _, _) : sl_off1();",
-			"(PH_WRITE, 0, _, _, _, _) : sl_off1();\n            (PH_WRITE, _, _, _, _, _) : sl_off0();"},
+			"(PH_WRITE, 0, _, _, _, _) : P##off0(); \\\n            (PH_WRITE, _, _, _, _, _) : P##off1();",
+			"(PH_WRITE, 0, _, _, _, _) : P##off1(); \\\n            (PH_WRITE, _, _, _, _, _) : P##off0();"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			if strings.Count(string(dataplane.TNA.Source), m.from) != 1 {
