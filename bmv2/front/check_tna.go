@@ -354,6 +354,7 @@ func (c *checker) tnaPipelineRules() {
 				c.tnaHashOfHash(b)
 				c.tnaSubActionData(b)
 				c.tnaSharedCounters(b)
+				c.tnaTableExterns(b)
 				c.tnaGatewayConditions(b)
 				c.tnaImmediateBits(b)
 			}

@@ -15,6 +15,7 @@ package front
 
 import (
 	"maps"
+	"sort"
 	"strings"
 )
 
@@ -1114,4 +1115,159 @@ func (c *checker) tnaSharedCounters(b Block) {
 				u1.pos, u2.name, u2.name, hint)
 		}
 	}
+}
+
+// tnaTableExterns refuses, in the tables a control declares, what bf-p4c 9.13.4 refuses of the
+// registers and meters their actions run (checked against the compiler on p4/tna/netlock.p4,
+// 2026-11-30; the rules are mau/instruction_selection.cpp's SetupAttachedAddressing and
+// mau/gen_prim_json.cpp's):
+//   - an action that runs one of the table's registers or meters runs all of them: they share
+//     the table's meter address bus, enabled per action ("The action a uses Register r but
+//     does not use Register s");
+//   - the default action computes no hash ("Cannot specify a as the default action, as it
+//     requires the hash distribution unit").
+//
+// Not checked: the compiler refuses some actions that write the answers of two register
+// actions ("At most one stateful ALU operation with a given address is allowed per action.
+// Writing to f is not allowed here": two 16-bit answers of 32-bit cells, two 1-bit ones, and
+// p4/tna/netlock.p4's txn halves) and compiles others (two 32-bit answers at one index,
+// reject/tna_table_externs.p4's twin in accept/): the rule is not pinned down here. Actions
+// the apply block runs directly are not checked: the compiler gives each register call there a
+// table of its own.
+func (c *checker) tnaTableExterns(b Block) {
+	if b.Control == nil {
+		return
+	}
+	for _, l := range b.Control.Locals {
+		t, ok := l.(*TableDecl)
+		if !ok {
+			continue
+		}
+		type actUse struct {
+			ref  *ActionRef
+			used map[string]bool
+		}
+		var acts []actUse
+		all := map[string]bool{}
+		seen := map[*ActionDecl]bool{}
+		for _, p := range t.Props {
+			for _, r := range p.Actions {
+				a := r.Action
+				if a == nil || a.Body == nil || seen[a] {
+					continue
+				}
+				seen[a] = true
+				used := meterBusUses(a)
+				for n := range used {
+					all[n] = true
+				}
+				acts = append(acts, actUse{r, used})
+			}
+		}
+		if d := t.Prop("default_action"); d != nil && len(d.Actions) > 0 && usesHash(d.Actions[0].Action, map[*ActionDecl]bool{}) {
+			c.errorf(d.Actions[0].P, "table %s: the default action %s uses the hash unit (bf-p4c: \"Cannot specify %s as the default action, as it requires the hash distribution unit\"; an entry that matches every key can run it)",
+				t.Name, d.Actions[0].Action.Name, d.Actions[0].Action.Name)
+		}
+		for _, u := range acts {
+			if len(u.used) == 0 || len(u.used) == len(all) {
+				continue
+			}
+			var missing []string
+			for n := range all {
+				if !u.used[n] {
+					missing = append(missing, n)
+				}
+			}
+			sort.Strings(missing)
+			var has []string
+			for n := range u.used {
+				has = append(has, n)
+			}
+			sort.Strings(has)
+			c.errorf(u.ref.P, "table %s: the action %s uses %s but does not use %s (bf-p4c: every action of a table that runs one of its registers or meters runs all of them: \"There are issues with the following indirect externs\")",
+				t.Name, u.ref.Action.Name, strings.Join(has, ", "), strings.Join(missing, ", "))
+		}
+	}
+}
+
+// usesHash reports whether action a (or an action it calls) computes a Hash.
+func usesHash(a *ActionDecl, seen map[*ActionDecl]bool) bool {
+	if a == nil || a.Body == nil || seen[a] {
+		return false
+	}
+	seen[a] = true
+	found := false
+	walkStmt(a.Body, func(e Expr) {
+		call, ok := e.(*CallExpr)
+		if !ok {
+			return
+		}
+		switch d := call.Callee.(type) {
+		case *MethodDecl:
+			if d.Owner != nil && isTNAExtern(d.Owner) && d.Owner.Name == "Hash" && d.Name == "get" {
+				found = true
+			}
+		case *ActionDecl:
+			if usesHash(d, seen) {
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+// meterBusUses lists the registers (through their register actions, or read and write) and
+// meters an action runs, through the actions it calls.
+func meterBusUses(a *ActionDecl) map[string]bool {
+	used := map[string]bool{}
+	seen := map[*ActionDecl]bool{}
+	var visit func(a *ActionDecl)
+	registerActionOf := func(e Expr) (string, bool) {
+		call, ok := e.(*CallExpr)
+		if !ok {
+			return "", false
+		}
+		m, ok := call.Callee.(*MethodDecl)
+		if !ok || m.Owner == nil || !isTNAExtern(m.Owner) {
+			return "", false
+		}
+		me, ok := call.Fun.(*MemberExpr)
+		if !ok {
+			return "", false
+		}
+		switch {
+		case m.Owner.Name == "RegisterAction" && m.Name == "execute":
+			if n, ok := me.X.(*NameExpr); ok {
+				if inst, ok := n.Decl.(*InstanceDecl); ok && len(inst.Args) > 0 {
+					return ExprString(inst.Args[0].Value), true
+				}
+			}
+		case m.Owner.Name == "Meter" && m.Name == "execute":
+			return ExprString(me.X), false
+		}
+		return "", false
+	}
+	visit = func(a *ActionDecl) {
+		if a == nil || a.Body == nil || seen[a] {
+			return
+		}
+		seen[a] = true
+		walkStmt(a.Body, func(e Expr) {
+			if rc := registerMethod(e); rc != nil {
+				used[rc.reg.Name] = true
+				return
+			}
+			if n, _ := registerActionOf(e); n != "" {
+				used[n] = true
+				return
+			}
+			if call, ok := e.(*CallExpr); ok {
+				if d, ok := call.Callee.(*ActionDecl); ok {
+					visit(d)
+				}
+			}
+		})
+	}
+	visit(a)
+	return used
 }

@@ -2343,7 +2343,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     SLOT_PICK(pend, hdr.recirc.pslot)
     /* the token's slot through the hash unit, not meta.tslot: a move from tslot would tie the
      * slot numbers' cluster of operands to the token's (22 fields, more than a MAU group's 16
-     * containers: TestTofinoPHV); a hash each, as an action's hash data is at most 32 bits */
+     * containers: TestTofinoPHV); a hash each, as an action's hash data is at most 32 bits;
+     * chosen by an entry that matches every pass, not as the default action, which cannot
+     * use the hash unit (bf-p4c: "Cannot specify sl_tok as the default action, as it requires
+     * the hash distribution unit", 2026-11-30) */
     action sl_tok() { meta.sl_idx = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]}); }
     action hd_tok() { meta.hd_idx = hd_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]}); }
 #define SLOT_KEY \
@@ -2373,19 +2376,20 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             (PH_PROBE2, _, _, _, _, _) : P##cur1(); \
             (PH_PROBE3, _, _, _, 0, _) : P##cur0(); \
             (PH_PROBE3, _, _, _, _, _) : P##cur1(); \
+            (_, _, _, _, _, _) : P##tok(); \
         }
     /* phase, prio, level, clevel, probe_level, pend */
     table slot_pick {
         SLOT_KEY
-        actions = { sl_off0; sl_off1; sl_cur0; sl_cur1; sl_ch0; sl_ch1; sl_tok; }
-        const default_action = sl_tok();
+        actions = { sl_off0; sl_off1; sl_cur0; sl_cur1; sl_ch0; sl_ch1; sl_tok; NoAction; }
+        const default_action = NoAction();   /* (the last entry matches every pass) */
         SLOT_ENTRIES(sl_, sl_cur0, sl_cur1)
         size = 32;
     }
     table hd_pick {
         SLOT_KEY
-        actions = { hd_off0; hd_off1; hd_cur0; hd_cur1; hd_ch0; hd_ch1; hd_pend; hd_tok; }
-        const default_action = hd_tok();
+        actions = { hd_off0; hd_off1; hd_cur0; hd_cur1; hd_ch0; hd_ch1; hd_pend; hd_tok; NoAction; }
+        const default_action = NoAction();
         SLOT_ENTRIES(hd_, hd_pend, hd_pend)
         size = 32;
     }
