@@ -940,6 +940,30 @@ func (a *analysis) apply(t *front.TableDecl, call *front.CallExpr, st *state, c 
 	a.use(o, opInput(in, c.guard), call.P)
 	data := opResult(o, -1)
 	inner := ctx{guard: guardOf(c.guard, data), guarded: true, frame: c.frame, inst: c.inst}
+	if err := a.runActions(t, st, inner, data); err != nil {
+		return taint{}, err
+	}
+	return opResult(o, 0), nil
+}
+
+// decide runs a decision table (apply's comment).
+func (a *analysis) decide(t *front.TableDecl, st *state, c ctx) (taint, error) {
+	var cond taint
+	for _, k := range t.Prop("key").Keys {
+		u, err := a.expr(k.Expr, st, c)
+		if err != nil {
+			return taint{}, err
+		}
+		cond = cond.join(u)
+	}
+	inner := ctx{guard: guardOf(c.guard, cond), guarded: true, frame: c.frame, inst: c.inst}
+	return taint{}, a.runActions(t, st, inner, taint{})
+}
+
+// runActions runs each action of t from st under inner, its parameters holding data (a
+// table's action data; a decision table's constants), and leaves in st the join of st (no
+// action) and each action's state after it.
+func (a *analysis) runActions(t *front.TableDecl, st *state, inner ctx, data taint) error {
 	outs := []*state{st}
 	if p := t.Prop("actions"); p != nil {
 		for _, ref := range p.Actions {
@@ -957,7 +981,7 @@ func (a *analysis) apply(t *front.TableDecl, call *front.CallExpr, st *state, c 
 			in.frame = f
 			out, err := a.block(act.Body, s, in)
 			if err != nil {
-				return taint{}, err
+				return err
 			}
 			if out != nil {
 				f.returned = append(f.returned, out)
@@ -968,46 +992,7 @@ func (a *analysis) apply(t *front.TableDecl, call *front.CallExpr, st *state, c 
 		}
 	}
 	*st = *joinStates(outs)
-	return opResult(o, 0), nil
-}
-
-// decide runs a decision table (apply's comment).
-func (a *analysis) decide(t *front.TableDecl, st *state, c ctx) (taint, error) {
-	var cond taint
-	for _, k := range t.Prop("key").Keys {
-		u, err := a.expr(k.Expr, st, c)
-		if err != nil {
-			return taint{}, err
-		}
-		cond = cond.join(u)
-	}
-	inner := ctx{guard: guardOf(c.guard, cond), guarded: true, frame: c.frame, inst: c.inst}
-	outs := []*state{st}
-	if p := t.Prop("actions"); p != nil {
-		for _, ref := range p.Actions {
-			act := ref.Action
-			if act == nil || act.Body == nil {
-				continue
-			}
-			s := st.clone()
-			f := &frame{prefix: "act:" + act.Name + ".", params: map[string]bool{}}
-			for _, prm := range act.Params {
-				f.params[prm.Name] = true
-				s.set(f.prefix+prm.Name, taint{}, false)
-			}
-			in := inner
-			in.frame = f
-			out, err := a.block(act.Body, s, in)
-			if err != nil {
-				return taint{}, err
-			}
-			if out != nil {
-				outs = append(outs, out)
-			}
-		}
-	}
-	*st = *joinStates(outs)
-	return taint{}, nil
+	return nil
 }
 
 // inline runs an action or function called directly.

@@ -20,9 +20,7 @@ func TestSweepAfterClockStepBack(t *testing.T) {
 	const lock = 7
 	for _, run := range pipelineRuns {
 		t.Run(run.name, func(t *testing.T) {
-			r := newRigSource(t, run.prog, dataplane.Sizing{Locks: 8, PartBits: 6}, nil, run.pl)
-			must(t, r.sw.SetLock(dataplane.LockEntry{Lock: lock, Index: 1, Server: 1,
-				Regions: [dataplane.Levels]dataplane.Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
+			r := clockRig(t, run, lock)
 			probe := func() dataplane.AdminReply { return probeLock(t, r, lock) }
 			r.now = r.now.Add(time.Hour) // the clock has run for a while
 			granted := r.now
@@ -56,9 +54,7 @@ func TestSweepAfterClockStepBack(t *testing.T) {
 func TestSwitchClockMicroseconds(t *testing.T) {
 	for _, run := range pipelineRuns {
 		t.Run(run.name, func(t *testing.T) {
-			r := newRigSource(t, run.prog, dataplane.Sizing{Locks: 8, PartBits: 6}, nil, run.pl)
-			must(t, r.sw.SetLock(dataplane.LockEntry{Lock: 7, Index: 1, Server: 1,
-				Regions: [dataplane.Levels]dataplane.Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
+			r := clockRig(t, run, 7)
 			now := func() uint32 { return uint32(probeLock(t, r, 7).Now) }
 			const span = 10 * time.Second
 			r.now = r.now.Add(37 * time.Hour) // well into the timestamp's range
@@ -74,6 +70,16 @@ func TestSwitchClockMicroseconds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// clockRig is a switch of run's program and pipeline with lock at index 1, four slots at each
+// level, for the clock tests.
+func clockRig(t *testing.T, run pipelineRun, lock uint32) *rig {
+	t.Helper()
+	r := newRigSource(t, run.prog, dataplane.Sizing{Locks: 8, PartBits: 6}, nil, run.pl)
+	must(t, r.sw.SetLock(dataplane.LockEntry{Lock: lock, Index: 1, Server: 1,
+		Regions: [dataplane.Levels]dataplane.Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
+	return r
 }
 
 // probeLock sends an admin probe of lock through r and returns the switch's reply.
@@ -105,9 +111,7 @@ func TestGrantTimeFollowsGrants(t *testing.T) {
 	const lock = 7
 	for _, run := range pipelineRuns {
 		t.Run(run.name, func(t *testing.T) {
-			r := newRigSource(t, run.prog, dataplane.Sizing{Locks: 8, PartBits: 6}, nil, run.pl)
-			must(t, r.sw.SetLock(dataplane.LockEntry{Lock: lock, Index: 1, Server: 1,
-				Regions: [dataplane.Levels]dataplane.Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
+			r := clockRig(t, run, lock)
 			check := func(step string, txn uint64) {
 				t.Helper()
 				rep := probeLock(t, r, lock)
