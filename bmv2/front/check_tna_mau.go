@@ -1118,9 +1118,9 @@ func (c *checker) tnaSharedCounters(b Block) {
 }
 
 // tnaTableExterns refuses, in the tables a control declares, what bf-p4c 9.13.4 refuses of the
-// registers and meters their actions run (checked against the compiler on p4/tna/netlock.p4,
-// 2026-11-30; the rules are mau/instruction_selection.cpp's SetupAttachedAddressing and
-// mau/gen_prim_json.cpp's):
+// registers, meters and hashes their actions run (mau/instruction_selection.cpp; each verdict
+// checked against the compiler on both targets, on p4/tna/netlock.p4 and on
+// testdata/reject/tna_table_externs.p4 and its accepted twin, 2026-11-30):
 //   - an action that runs one of the table's registers or meters runs all of them: they share
 //     the table's meter address bus, enabled per action ("The action a uses Register r but
 //     does not use Register s");
@@ -1222,30 +1222,31 @@ func meterBusUses(a *ActionDecl) map[string]bool {
 	used := map[string]bool{}
 	seen := map[*ActionDecl]bool{}
 	var visit func(a *ActionDecl)
-	registerActionOf := func(e Expr) (string, bool) {
+	// the register a RegisterAction's execute runs, or the Meter an execute runs; "" if neither
+	meterBusOf := func(e Expr) string {
 		call, ok := e.(*CallExpr)
 		if !ok {
-			return "", false
+			return ""
 		}
 		m, ok := call.Callee.(*MethodDecl)
-		if !ok || m.Owner == nil || !isTNAExtern(m.Owner) {
-			return "", false
+		if !ok || m.Owner == nil || !isTNAExtern(m.Owner) || m.Name != "execute" {
+			return ""
 		}
 		me, ok := call.Fun.(*MemberExpr)
 		if !ok {
-			return "", false
+			return ""
 		}
-		switch {
-		case m.Owner.Name == "RegisterAction" && m.Name == "execute":
+		switch m.Owner.Name {
+		case "RegisterAction":
 			if n, ok := me.X.(*NameExpr); ok {
 				if inst, ok := n.Decl.(*InstanceDecl); ok && len(inst.Args) > 0 {
-					return ExprString(inst.Args[0].Value), true
+					return ExprString(inst.Args[0].Value)
 				}
 			}
-		case m.Owner.Name == "Meter" && m.Name == "execute":
-			return ExprString(me.X), false
+		case "Meter":
+			return ExprString(me.X)
 		}
-		return "", false
+		return ""
 	}
 	visit = func(a *ActionDecl) {
 		if a == nil || a.Body == nil || seen[a] {
@@ -1257,7 +1258,7 @@ func meterBusUses(a *ActionDecl) map[string]bool {
 				used[rc.reg.Name] = true
 				return
 			}
-			if n, _ := registerActionOf(e); n != "" {
+			if n := meterBusOf(e); n != "" {
 				used[n] = true
 				return
 			}

@@ -736,7 +736,9 @@ func controlUsageWith(d *ControlDecl, value func(Expr) (Value, bool)) map[Decl]b
 					}
 				}
 				for _, e := range p.Entries {
-					mark(e.Action.Action)
+					if e.Action.Action != nil {
+						mark(e.Action.Action)
+					}
 				}
 			}
 		case *InstanceDecl:

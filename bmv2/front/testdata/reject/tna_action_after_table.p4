@@ -12,6 +12,7 @@ control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_i
         key = { md.idx : exact; }
         actions = { later; }
         const default_action = later();
+        const entries = { 1 : later(); }
     }
     action later() { md.val = rd.execute(0); }
     apply {
