@@ -1520,11 +1520,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * an if-else chain on the packet's kind, the lock's entry and server, the phase and the
      * request (LIVE_KIND: a push-back, an admin request, or a lock request whose lock and
      * server are known). One logical table: the chain was some forty gateways and tables in
-     * the stages after the lock's server, which bf-p4c on Tofino 2 filled to their sixteen
-     * tables each, and then could not place the last table of the pool's s_hold in the
-     * register's stage ("could not fit in stage 10 ... along with 65536 entries of Register
-     * NetlockIngress.pool.s_hold", 2026-11-30). Keys are read for every packet: a packet
-     * without hdr.nl has kind K_ROUTE, which no entry names. */
+     * the stages after the lock's server, and the program had about 405 logical tables where
+     * a Tofino 2 pipe holds 320 (16 a stage; bf-p4c filled every stage of its first placement
+     * round, 2026-11-30 at 5580d82; docs/dataplane.md, "The real compiler"). The other
+     * const-entry tables below are there for the same count. Keys are read for every packet:
+     * a packet without hdr.nl has kind K_ROUTE, which no entry names. */
     table pass_type {
         key = {
             meta.kind       : ternary @name("kind");
