@@ -1198,17 +1198,10 @@ func usesHash(a *ActionDecl, seen map[*ActionDecl]bool) bool {
 	seen[a] = true
 	found := false
 	walkStmt(a.Body, func(e Expr) {
-		call, ok := e.(*CallExpr)
-		if !ok {
-			return
-		}
-		switch d := call.Callee.(type) {
-		case *MethodDecl:
-			if d.Owner != nil && isTNAExtern(d.Owner) && d.Owner.Name == "Hash" && d.Name == "get" {
-				found = true
-			}
-		case *ActionDecl:
-			if usesHash(d, seen) {
+		if isHashGet(e) {
+			found = true
+		} else if call, ok := e.(*CallExpr); ok {
+			if d, ok := call.Callee.(*ActionDecl); ok && usesHash(d, seen) {
 				found = true
 			}
 		}

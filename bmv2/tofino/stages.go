@@ -915,7 +915,7 @@ func opInput(in, g taint) taint {
 // statement's branches are by its condition (p4/tna/netlock.p4's pass_type, hold_op, ...).
 func decisionTable(t *front.TableDecl) bool {
 	e, d := t.Prop("entries"), t.Prop("default_action")
-	return e != nil && e.Const && (d == nil || d.Const)
+	return e != nil && e.Const && d != nil && d.Const
 }
 
 // apply runs a table: its keys are its inputs; its actions run with its action data. A

@@ -2985,17 +2985,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.tlevel = 2;
             t_in = 0;
         }
-        /* The request's fields the pass type tests, before the exit below (what follows an if
+        /* The request's fields later passes test, before the exit below (what follows an if
          * that exits is a stage after its gateway, to bf-p4c) */
-        bit<8> op = hdr.nl.op;
         bit<8> ph = meta.phase;
-        bit<8> st = hdr.nl.status;
         bit<1> fresh = 1w0;
         if (ph == PH_FRESH) { fresh = 1w1; }
         bit<1> retry = 1w1;
         if ((hdr.nl.flags & FL_RETRY) == 0) { retry = 1w0; }
-        bit<1> tryf = 1w1;
-        if ((hdr.nl.flags & FL_TRY) == 0) { tryf = 1w0; }
         /* (Before the push-back's exit below, as the request's fields: the slot needs only the
          * phase and lock_table's region starts.) */
         slot_pick.apply();   /* (slot_pick's comment) */
