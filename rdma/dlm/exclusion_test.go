@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"sync"
 	"testing"
 	"time"
 
@@ -216,52 +215,49 @@ func TestDriverNoContention(t *testing.T) {
 	}
 }
 
-// skewClock is the wall clock, except that the i-th of its first len(skew) readings (the
-// emulator reads it once per node it creates, as the node's start) is skew[i] early, so node i's
-// endpoint clock runs skew[i] ahead.
-type skewClock struct {
-	mu   sync.Mutex
-	n    int
-	skew []time.Duration
+// skewedDrTM is DrTM whose clients read leases on their endpoint's clock plus their node's
+// skew: clocks that disagree by more than Delta, on rdma/sim's virtual time (deterministic for a
+// seed, unlike wall-clock skew on the emulator, which a loaded machine can hide).
+type skewedDrTM struct {
+	DrTM
+	skew map[verbs.NodeID]int64
 }
 
-func (c *skewClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := time.Now()
-	if c.n < len(c.skew) {
-		now = now.Add(-c.skew[c.n])
-		c.n++
-	}
-	return now
+func (d skewedDrTM) NewClient(ep verbs.Endpoint, id uint64, r *rand.Rand) (Client, error) {
+	off := d.skew[ep.Node()]
+	d.Clock = func() int64 { return ep.Now() + off }
+	return d.DrTM.NewClient(ep, id, r)
 }
 
-func (c *skewClock) Sleep(d time.Duration) { time.Sleep(d) }
-
-// DrTM is safe only while the clocks agree within Delta: with the client machines' clocks 10 and
-// 20 ms apart and Delta 2 ms, a writer on the fastest clock takes over leases that are still
-// valid for readers on the slowest, and the history sees it.
+// DrTM is safe only while the clocks agree within Delta: with two client machines' clocks 10
+// and 40 us ahead of the third and Delta 2 us, a writer on a fast clock takes over leases that
+// are still valid for readers on the slow one, and the history sees it. Negative control: the
+// same runs with every clock equal see no violation.
 func TestDrTMClockSkew(t *testing.T) {
-	for try := range 10 {
-		clk := &skewClock{skew: []time.Duration{0, 0, 0, 10 * time.Millisecond, 20 * time.Millisecond}}
-		c, err := emu.NewCluster(emu.Config{Clock: clk, Seed: int64(try)}, 5)
+	run := func(skew map[verbs.NodeID]int64, seed int64) (int, []Violation) {
+		s, err := sim.New(sim.Config{Nodes: 2 + 3, RegionSize: 1 << 20, Cost: ConnectX3(), Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var h History
-		_, err = Run(&rdmatest.EmuFabric{C: c}, Config{Alg: DrTM{Lease: 20_000_000, Delta: 2_000_000}, Servers: 2,
-			Machines: 3, Threads: 2, Slots: 4, Place: PlaceDense, Source: Uniform(2, 1, 0.6, 200_000),
-			Duration: int64(200 * time.Millisecond), BackoffBase: 10_000, BackoffMax: 1_000_000, Seed: int64(try), History: &h})
-		c.Close()
-		if err != nil {
+		cfg := Config{Alg: skewedDrTM{DrTM{Lease: 50_000, Delta: 2_000}, skew}, Servers: 2, Machines: 3,
+			Threads: 2, Slots: 4, Place: PlaceDense, Source: Uniform(2, 1, 0.6, 5_000), Duration: 3_000_000,
+			BackoffBase: 1_000, BackoffMax: 50_000, Seed: seed, History: &h}
+		if _, err := Run(&rdmatest.SimFabric{S: s, Until: cfg.Duration + 2_000_000}, cfg); err != nil {
 			t.Fatal(err)
 		}
-		if v := h.Check(1); len(v) > 0 {
-			t.Logf("skew beyond Delta caught in run %d: %v", try, v[0])
-			return
-		}
+		return h.Len(), h.Check(1)
 	}
-	t.Fatal("clocks 20 ms apart with Delta 2 ms: no violation in 10 runs")
+	for seed := int64(1); seed <= 3; seed++ {
+		if n, v := run(nil, seed); len(v) > 0 {
+			t.Fatalf("seed %d, equal clocks: %v (of %d holds)", seed, v[0], n)
+		}
+		n, v := run(map[verbs.NodeID]int64{3: 10_000, 4: 40_000}, seed)
+		if len(v) == 0 {
+			t.Fatalf("seed %d: clocks 40 us apart with Delta 2 us: no violation in %d holds", seed, n)
+		}
+		t.Logf("seed %d: skew beyond Delta caught: %v", seed, v[0])
+	}
 }
 
 // TestReadsAndServerOf: transactions with read-committed reads (Txn.Reads) keep exclusion (the
