@@ -20,6 +20,9 @@ import (
 //   - a Register used by register actions holds bit<8>, bit<16>, bit<32> (or int<>), bit<1>,
 //     bit<64>, or a struct of one or two fields of one of the first three widths
 //     (mau/stateful_alu.cpp, CreateSaluInstruction: "Unsupported Register element type");
+//   - the register actions a program executes on one Register read at most two PHV inputs
+//     together, a slice counting as an input of its own (mau/tofino/input_xbar.cpp: "requires
+//     more than 2 PHV inputs"; tnaRegisterInputs, check_tna_salu_inputs.go);
 //   - no cast of a cast of a cast, and no widening cast of a narrowing cast, also where the
 //     compiler first moves a cast into the operands of &, |, ^, + and - (midend/elim_cast.cpp,
 //     SimplifyOperationBinary and SimplifyNestedCasts: "too complex to handle, consider
@@ -96,6 +99,7 @@ func (c *checker) tnaRegisterRules() {
 		}
 		c.tnaRegisterActionType(inst, et, reg)
 		u := use(reg)
+		u.salus = append(u.salus, inst)
 		for i := 0; i < times(d, reg); i++ {
 			u.actions = append(u.actions, inst.Name)
 		}
@@ -130,9 +134,11 @@ func (c *checker) tnaRegisterRules() {
 		ordered = append(ordered, r)
 	}
 	sort.Slice(ordered, func(i, j int) bool { return posLess(ordered[i].P, ordered[j].P) })
+	executed := c.executedSALUs()
 	for _, r := range ordered {
 		u := regs[r]
 		c.tnaRegisterElement(r)
+		c.tnaRegisterInputs(r, u.salus, executed)
 		n := len(u.actions) + len(u.generated)
 		if n <= tnaMaxRegisterActions {
 			continue
@@ -435,6 +441,7 @@ func registersCalled(body *BlockStmt, visiting map[Decl]bool) []*InstanceDecl {
 // or write (the compiler makes a register action of each).
 type regUse struct {
 	actions, generated []string
+	salus              []*InstanceDecl // the RegisterAction instances on it, once each
 }
 
 func listOrNone(xs []string) string {

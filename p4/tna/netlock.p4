@@ -493,10 +493,10 @@ struct pair32_t {
  * the admin probe into the pending grant's pseq_lo, which none of these passes uses for a pending
  * grant. */
 #define SV_SEQ   hdr.recirc.pseq_lo
-/* lk_state's lo step (state_take, state_rel): meta.now_b, whose clock term is summed into
- * meta.now in the first stages; a field of its own did not fit the PHV (bf-p4c, 2026-11-30,
- * the last 32 bits unallocated at 0401a79). */
-#define ST_LSTEP meta.now_b
+/* lk_state's lo input (ST_X: state_take_s, state_take_x, state_rel, state_hic): meta.now_b,
+ * whose clock term is summed into meta.now in the first stages; a field of its own did not fit
+ * the PHV (bf-p4c, 2026-11-30, the last 32 bits unallocated at 0401a79). */
+#define ST_X meta.now_b
 
 
 struct metadata_t {
@@ -579,7 +579,7 @@ struct metadata_t {
     bit<16> q_endxx;
     bit<16> q_end0;    /* meta.size - 1: the last position of lap 0 (QNEXT_SET) */
     bit<32> now_a;     /* meta.now's terms (the timestamp's slices), then its two partial sums */
-    bit<32> now_b;     /* also ST_LSTEP, lk_state's lo step, once the clock is summed */
+    bit<32> now_b;     /* also ST_X, lk_state's lo input, once the clock is summed */
     bit<32> now_c;
     bit<32> now_d;
     bit<32> p_o;       /* admin probe: the offset of the slot asked for (into recirc.cur) */
@@ -600,13 +600,7 @@ struct metadata_t {
     bit<32> q_dec1;
     bit<32> b_val;     /* buf_set: the count to set */
     bit<32> bv;        /* lk_buf before this pass's update */
-    bit<32> st_lbound; /* lk_state's state_take and state_rel: bounds and steps (see there) */
-    bit<32> st_wmax;
-    /* ST_LSTEP (meta.now_b, dead after the clock's sum): state_take's lo +=
-     * and state_rel's lo -=; st_wstep their hi -=: one field each, as a pass runs one of the
-     * two (see there) */
-    bit<32> st_wstep;
-    bit<32> st_wwait;
+    bit<32> st_y;      /* lk_state's hi input; ST_X (meta.now_b) its lo input (see there) */
     /* register action results */
     bit<1>  txn_hi_ok;  /* 1-bit register action outputs (bf-p4c takes them; 8 bits each did */
     bit<1>  txn_lo_ok;  /* not fit the PHV, 2026-11-30): so are valid, grant and compat */
@@ -927,7 +921,10 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * - S) modulo 2^16 in either lap. The pass computes per level meta.q_endx = (S - 1) ^ 0x8000
  * (the last position of lap 1; the last of lap 0 is q_endx - 0x8000 modulo 2^16, so
  * x - q_endx is the next position there too) and, for a move of the head, meta.h_step: the
- * step after the position meta.h_arg's offset, 0x8001 - S at the region's end, else 1. */
+ * step after the position meta.h_arg's offset, 0x8001 - S at the region's end, else 1.
+ * gnext_follow tests meta.g_arg, which a clean walk sets to its head as it does h_arg: a
+ * stateful ALU reads two PHV inputs over its register actions (bf-p4c: "requires more than 2
+ * PHV inputs"), and gnext_set's is g_arg. */
 #define LEVEL_REGS(NL, NH, NT, NG) \
     @name(NH) Register<bit<16>, lock_t>(NETLOCK_LOCKS) head##NL; \
     @name(NT) Register<bit<16>, lock_t>(NETLOCK_LOCKS) tail##NL; \
@@ -961,7 +958,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<bit<16>, lock_t, bit<16>>(gnext##NL) gnext_follow##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
             rv = v; \
-            if (v == meta.h_arg) { v = v + meta.h_step; } } };
+            if (v == meta.g_arg) { v = v + meta.h_step; } } };
 
 
 /* Container sizes for bf-p4c's PHV allocator: every byte-aligned field of the headers the ingress
@@ -1164,47 +1161,67 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * waiters, 0x10000 for each at level 0 plus 1 for each at level 1. Each question the
      * pass asks is then one comparison of a whole half (nobody holds: lo == 0; no exclusive
      * holder: lo < 0x10000; no exclusive waiter at level 0: hi <= 0xffff; at any level:
-     * hi == 0), as a stateful ALU compares (two comparison units, no slices of the register
-     * value in a condition, no concatenations into it). The pass picks the bounds and steps
-     * (meta.st_*) by the operation, the mode and the level:
-     *   state_take  granted when lo < st_lbound and hi <= st_wmax: lo += st_lstep, hi -= st_wstep
-     *               (an exclusive waiter granted); else hi += st_wwait (an exclusive request
-     *               waits). Returns 1 for a grant. An acquire (SO_ACQ), a try acquire's check
-     *               (steps 0) and the grant walk's waiter (SO_WALK).
-     *   state_rel   lo -= st_lstep, hi -= st_wstep; returns lo after, and the pass decides:
-     *               a release (lo step its own count: 1, or 0x10001 for an exclusive
-     *               holder) learns that nobody holds now when lo before was at most the
-     *               step, lo after 0 or wrapped below 0 (bit 31: lo is below 2^17); a
-     *               withdrawal (step 0) that the holder is exclusive when lo >= 0x10000,
-     *               bit 16. With both steps 0 it is the probe's read of lo.
-     *   state_clr   clear; state_hi reads hi. */
-    RegisterAction<pair32_t, lock_t, bit<1>>(lk_state) state_take = {
+     * hi == 0), as a stateful ALU compares (two comparison units on Tofino 1, no slices of
+     * the register value in a condition, no concatenations into it). A stateful ALU reads two
+     * PHV inputs, over all of its register actions (bf-p4c: "lk_state requires more than 2
+     * PHV inputs", 2026-11-30): ST_X, for lo, and meta.st_y, for hi, which the pass sets by
+     * the operation, the mode and the level; the bounds that are not inputs are constants of
+     * the register action the pass picks by the mode (at most four a register).
+     *   state_take_s  a shared request: granted when lo < 0x10000 and hi <= st_y (the level's
+     *                 bound: 0xffff at level 0, 0 at level 1, any for the grant walk, which
+     *                 goes in queue order): lo += ST_X (1; 0 for a try's check). Returns 1
+     *                 for a grant.
+     *   state_take_x  an exclusive request: granted when lo == 0: lo += ST_X (0x10001; 0 for
+     *                 a try's check). st_y is the waiter's unit in hi (0x10000 at level 0, 1
+     *                 at level 1) and its sign which way it goes: an acquire's (below 2^31) is
+     *                 added when it waits, a walk's examined waiter's (its negation, at or
+     *                 above 2^31) when it is granted; 0 for a try's check. Returns 1 for a
+     *                 grant.
+     *   state_rel     lo -= ST_X, hi -= st_y; returns lo after, and the pass decides: a release
+     *                 (ST_X its own count: 1, or 0x10001 for an exclusive holder; st_y 0)
+     *                 learns that nobody holds now when lo before was at most the step, lo
+     *                 after 0 or wrapped below 0 (bit 31: lo is below 2^17); a withdrawal
+     *                 (ST_X 0, st_y an exclusive waiter's unit or 0) that the holder is
+     *                 exclusive when lo >= 0x10000, bit 16. With both 0 it is the probe's read
+     *                 of lo.
+     *   state_hic     returns hi (the admin probe's read) and clears both halves when ST_X is
+     *                 not 0 (an admin reset). */
+    RegisterAction<pair32_t, lock_t, bit<1>>(lk_state) state_take_s = {
         void apply(inout pair32_t v, out bit<1> rv) {
             rv = 0;
-            if (v.lo < meta.st_lbound && v.hi <= meta.st_wmax) {
-                v.lo = v.lo + ST_LSTEP;
-                v.hi = v.hi - meta.st_wstep;
+            if (v.lo < 0x10000 && v.hi <= meta.st_y) {
+                v.lo = v.lo + ST_X;
                 rv = 1;
+            }
+        }
+    };
+    RegisterAction<pair32_t, lock_t, bit<1>>(lk_state) state_take_x = {
+        void apply(inout pair32_t v, out bit<1> rv) {
+            rv = 0;
+            if (v.lo == 0) {
+                v.lo = v.lo + ST_X;
+                rv = 1;
+                if (meta.st_y >= 0x80000000) { v.hi = v.hi + meta.st_y; }
             } else {
-                v.hi = v.hi + meta.st_wwait;
+                if (meta.st_y < 0x80000000) { v.hi = v.hi + meta.st_y; }
             }
         }
     };
     RegisterAction<pair32_t, lock_t, bit<32>>(lk_state) state_rel = {
         void apply(inout pair32_t v, out bit<32> rv) {
-            v.lo = v.lo - ST_LSTEP;
-            v.hi = v.hi - meta.st_wstep;
+            v.lo = v.lo - ST_X;
+            v.hi = v.hi - meta.st_y;
             rv = v.lo;
         }
     };
-    RegisterAction<pair32_t, lock_t, bit<8>>(lk_state) state_clr = {
-        void apply(inout pair32_t v) {
-            v.hi = 0;
-            v.lo = 0;
+    RegisterAction<pair32_t, lock_t, bit<32>>(lk_state) state_hic = {
+        void apply(inout pair32_t v, out bit<32> rv) {
+            rv = v.hi;
+            if (ST_X != 0) {
+                v.hi = 0;
+                v.lo = 0;
+            }
         }
-    };
-    RegisterAction<pair32_t, lock_t, bit<32>>(lk_state) state_hi = {
-        void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; }
     };
 
     /* lk_wait (level 0), lk_wait_hi (level 1): the waiters; the register actions return the
@@ -1802,16 +1819,19 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     /* lk_state, one table: an acquire that took a place (took0 or took1) asks for the grant,
-     * a try that goes on checks (steps 0), a valid release and a found withdrawal release
+     * a try that goes on checks (ST_X 0), a valid release and a found withdrawal release
      * (state_rel), a grant walk's live examined slot asks for the grant, the admin probe reads
-     * hi and, in its second pass, lo (state_rel with steps 0), an admin reset clears. */
-    action st_take() { meta.grant = state_take.execute(meta.idx); }
-    action st_check() { compat = state_take.execute(meta.idx); }
+     * hi and, in its second pass, lo (state_rel with both inputs 0), an admin reset clears.
+     * A request's register action is its mode's (state_take_x for an exclusive one). */
+    action st_take_s() { meta.grant = state_take_s.execute(meta.idx); }
+    action st_take_x() { meta.grant = state_take_x.execute(meta.idx); }
+    action st_check_s() { compat = state_take_s.execute(meta.idx); }
+    action st_check_x() { compat = state_take_x.execute(meta.idx); }
     action st_release() { meta.st_prev = state_rel.execute(meta.idx); st_to = 1; }
     action st_withdraw() { meta.st_prev = state_rel.execute(meta.idx); st_to = 2; }
-    action st_read_hi() { meta.rd_sthi = state_hi.execute(meta.idx); }
+    action st_read_hi() { meta.rd_sthi = state_hic.execute(meta.idx); }
     action st_read_lo() { meta.rd_st = state_rel.execute(meta.idx); }
-    action st_clear() { state_clr.execute(meta.idx); }
+    action st_clear() { state_hic.execute(meta.idx); }
     table state_op {
         key = {
             took0               : ternary @name("took0");
@@ -1825,20 +1845,26 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             ad                  : ternary @name("ad");
             meta.kind           : ternary @name("kind");
             meta.phase          : ternary @name("phase");
+            meta.s_mode         : ternary @name("s_mode");
         }
-        actions = { st_take; st_check; st_release; st_withdraw; st_read_hi; st_read_lo; st_clear; NoAction; }
+        actions = { st_take_s; st_take_x; st_check_s; st_check_x; st_release; st_withdraw; st_read_hi;
+                    st_read_lo; st_clear; NoAction; }
         const default_action = NoAction();
-        /* took0, took1, ptype, acq_go, valid, examine, sv_state, found, ad, kind, phase */
+        /* took0, took1, ptype, acq_go, valid, examine, sv_state, found, ad, kind, phase, s_mode */
         const entries = {
-            (1, _, _, _, _, _, _, _, _, _, _) : st_take();
-            (_, 1, _, _, _, _, _, _, _, _, _) : st_take();
-            (_, _, P_TRY, 1, _, _, _, _, _, _, _) : st_check();
-            (_, _, P_REL, _, 1, _, _, _, _, _, _) : st_release();
-            (_, _, P_GRANT, _, _, 1, SS_LIVE, _, _, _, _) : st_take();
-            (_, _, _, _, _, _, _, 1, _, _, _) : st_withdraw();
-            (_, _, _, _, _, _, _, _, AD_PROBE, _, _) : st_read_hi();
-            (_, _, _, _, _, _, _, _, _, K_ADMIN, PH_PROBE2) : st_read_lo();
-            (_, _, _, _, _, _, _, _, AD_RESET, _, _) : st_clear();
+            (1, _, _, _, _, _, _, _, _, _, _, MODE_X) : st_take_x();
+            (1, _, _, _, _, _, _, _, _, _, _, _) : st_take_s();
+            (_, 1, _, _, _, _, _, _, _, _, _, MODE_X) : st_take_x();
+            (_, 1, _, _, _, _, _, _, _, _, _, _) : st_take_s();
+            (_, _, P_TRY, 1, _, _, _, _, _, _, _, MODE_X) : st_check_x();
+            (_, _, P_TRY, 1, _, _, _, _, _, _, _, _) : st_check_s();
+            (_, _, P_REL, _, 1, _, _, _, _, _, _, _) : st_release();
+            (_, _, P_GRANT, _, _, 1, SS_LIVE, _, _, _, _, MODE_X) : st_take_x();
+            (_, _, P_GRANT, _, _, 1, SS_LIVE, _, _, _, _, _) : st_take_s();
+            (_, _, _, _, _, _, _, 1, _, _, _, _) : st_withdraw();
+            (_, _, _, _, _, _, _, _, AD_PROBE, _, _, _) : st_read_hi();
+            (_, _, _, _, _, _, _, _, _, K_ADMIN, PH_PROBE2, _) : st_read_lo();
+            (_, _, _, _, _, _, _, _, AD_RESET, _, _, _) : st_clear();
         }
         size = 16;
     }
@@ -3470,48 +3496,45 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else {
             meta.s_mode = hdr.nl.mode;
         }
-        /* state_take's and state_rel's bounds and steps (lk_state's comment): an exclusive
-         * request is granted when nobody holds, a shared one when no exclusive request holds
-         * or (an acquire, not the walk: the walk goes in queue order) waits at its level or
-         * above. Each written once, in exclusive branches (a field written twice is two stages
-         * to bf-p4c: an output dependency). The lo step: 0 for a try's check, a withdrawal's
-         * found slot and the admin probe's read of lo (state_rel), else an exclusive
-         * request's 0x10001, a shared one's 1. An exclusive waiter's unit in hi: 0x10000 at
-         * level 0, 1 at level 1 (st_wwait for an acquire that waits, st_wstep for a waiter
-         * that the walk examines or a withdrawal finds; none for the probe's read). */
-        if (meta.s_mode == MODE_X) {
-            meta.st_lbound = 1;
-        } else {
-            meta.st_lbound = 0x10000;
-        }
-        if (meta.s_mode == MODE_X || examine == 1) {
-            meta.st_wmax = 0xffffffff;
-        } else if (meta.level == 0) {
-            meta.st_wmax = 32w0xffff;
-        } else {
-            meta.st_wmax = 32w0;
-        }
-        if (ptype == P_TRY || meta.found == 1 || ph_probe2 == 1) {
+        /* lk_state's inputs (lk_state's comment), each written once, in exclusive branches (a
+         * field written twice is two stages to bf-p4c: an output dependency). ST_X, the lo
+         * step: 0 for a try's check, a withdrawal's found slot and the admin probe's reads
+         * (state_rel's of lo, state_hic's of hi, which clears when it is not 0: an admin
+         * reset's is), else an exclusive request's 0x10001, a shared one's 1. st_y: 0 for a
+         * release and the probe's read of lo (state_rel); an exclusive request's waiter unit
+         * (0x10000 at level 0, 1 at level 1): negated for the grant walk's examined waiter
+         * (taken off hi when granted), as it is for an acquire (added when it waits) and a
+         * withdrawal's found waiter (taken off by state_rel), 0 for a try's check; a shared
+         * request's bound on hi: none for the walk, which goes in queue order, else no
+         * exclusive waiter at its level or above (0xffff at level 0, 0 at level 1), and 0
+         * for a withdrawal's (state_rel: shared waiters are not in hi). */
+        if (ptype == P_TRY || meta.found == 1 || ph_probe2 == 1 || ad == AD_PROBE) {
             /* a try's check whether or not it goes on (acq_go, a stage later: a try that does
              * not go on runs no block on lk_state) */
-            ST_LSTEP = 0;
+            ST_X = 0;
         } else if (meta.s_mode == MODE_X) {
-            ST_LSTEP = 0x10001;
+            ST_X = 0x10001;
         } else {
-            ST_LSTEP = 1;
+            ST_X = 1;
         }
-        /* An acquire's (P_ACQ: lk_state sees it only when it takes a place, TAKE, which is a
-         * stage later: the slot taken at lk_q) */
-        if (meta.s_mode == MODE_X && ptype == P_ACQ) {
-            if (meta.level == 0) { meta.st_wwait = 0x10000; } else { meta.st_wwait = 1; }
+        if (ph_probe2 == 1 || ptype == P_REL) {
+            meta.st_y = 0;
+        } else if (meta.s_mode == MODE_X) {
+            if (examine == 1) {
+                if (meta.level == 0) { meta.st_y = 0xffff0000; } else { meta.st_y = 0xffffffff; }
+            } else if (ptype == P_ACQ || meta.found == 1) {
+                if (meta.level == 0) { meta.st_y = 0x10000; } else { meta.st_y = 1; }
+            } else {
+                meta.st_y = 0;
+            }
+        } else if (meta.found == 1) {
+            meta.st_y = 0;
+        } else if (examine == 1) {
+            meta.st_y = 0xffffffff;
+        } else if (meta.level == 0) {
+            meta.st_y = 0xffff;
         } else {
-            meta.st_wwait = 0;
-        }
-        /* (a walk's or a withdrawal's: not TAKE, whose ptype is P_ACQ) */
-        if (meta.s_mode == MODE_X && ph_probe2 == 0 && (examine == 1 || meta.found == 1)) {
-            if (meta.level == 0) { meta.st_wstep = 0x10000; } else { meta.st_wstep = 1; }
-        } else {
-            meta.st_wstep = 0;
+            meta.st_y = 0;
         }
         compat = 0;
         st_to = 0;
@@ -3578,8 +3601,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
         /* The value gnext0_op and gnext1_op set: past the slot just taken and granted, or past the slot a
-         * grant walk passes (USED). */
-        if (TAKE && meta.grant == 1) {
+         * grant walk passes (USED); for a clean walk, the head gnext_follow tests (its h_arg). */
+        if (ptype == P_CLEAN) {
+            meta.g_arg = hdr.recirc.chead;
+        } else if (TAKE && meta.grant == 1) {
             /* past the slot just taken and granted: the position after the tail before the
              * enqueue, computed here (a stateful ALU compare takes one PHV operand, and
              * QNEXT of a PHV value needs two: the position and the region's end) */

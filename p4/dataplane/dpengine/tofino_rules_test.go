@@ -226,8 +226,10 @@ func TestTNARulesRefuseWide(t *testing.T) {
 	if strings.Count(src, cmp) != 1 {
 		t.Fatalf("the floor comparison is not in p4/%s once: update the test", dataplane.TNA.File)
 	}
-	wide := strings.Replace(src, cmp, "            if ((meta.tseq_hi ++ meta.tseq_lo) > (32w0 ++ v)) { rv = 1; }", 1)
-	at := lineOf(wide, "if ((meta.tseq_hi ++ meta.tseq_lo) > (32w0 ++ v))")
+	// (Zero-extended: with meta.tseq_hi in it, the register would read three PHV inputs, an
+	// error of its own.)
+	wide := strings.Replace(src, cmp, "            if ((32w0 ++ meta.tseq_lo) > (32w0 ++ v)) { rv = 1; }", 1)
+	at := lineOf(wide, "if ((32w0 ++ meta.tseq_lo) > (32w0 ++ v))")
 	err = loadCopy(wide)
 	if err == nil || !strings.Contains(err.Error(), "computes on 64 bits") {
 		t.Errorf("a 64-bit comparison in floor_lo_cmp: %v, want a refusal", err)
