@@ -484,6 +484,14 @@ type ProgramEstimate struct {
 	// the larger of their critical paths.
 	Graphs [2]*Graph
 	Chain  int
+	// Logical is each gress's logical tables: its tables and the gateways that merge with
+	// none (Graph.LogicalTables).
+	Logical [2][2]int
+}
+
+// LogicalTotal is the logical tables of both gresses, which share a stage's IDs.
+func (e *ProgramEstimate) LogicalTotal() int {
+	return e.Logical[0][0] + e.Logical[0][1] + e.Logical[1][0] + e.Logical[1][1]
 }
 
 // pipeOf is the first pipe of c, a checked TNA program.
@@ -521,6 +529,7 @@ func EstimateProgram(c *front.Checked, res Resources) (*ProgramEstimate, error) 
 		}
 		e.Graphs[i] = g
 		e.Chain = max(e.Chain, g.Stages)
+		e.Logical[i][0], e.Logical[i][1] = g.LogicalTables()
 		e.Floor = max(e.Floor, l.Floor)
 		e.FloorStages = max(e.FloorStages, l.FloorStages)
 		e.Folded = max(e.Folded, l.FoldedStages)
@@ -547,6 +556,12 @@ func (e *ProgramEstimate) Text() string {
 		e.Chain, e.Graphs[0].Stages, e.Graphs[1].Stages)
 	if e.Chain > r.Stages {
 		fmt.Fprintf(&b, ": more than the pipe's %d, no layout of one pass fits", r.Stages)
+	}
+	lt := e.LogicalTotal()
+	fmt.Fprintf(&b, "\nlogical tables (bf-p4c's, as modelled): %d of the pipe's %d (%d a stage): ingress %d tables and %d gateways that merge with none, egress %d and %d",
+		lt, r.Stages*LogicalIDs, LogicalIDs, e.Logical[0][0], e.Logical[0][1], e.Logical[1][0], e.Logical[1][1])
+	if lt > r.Stages*LogicalIDs {
+		fmt.Fprintf(&b, ": at least %d stages, no layout of one pass fits", (lt+LogicalIDs-1)/LogicalIDs)
 	}
 	fmt.Fprintf(&b, "\nstages by dependencies between values: %d counting operations only (%d placed), %d with decisions folded, %d counting every computing assignment\n",
 		e.Floor, e.FloorStages, e.Folded, e.Placed)

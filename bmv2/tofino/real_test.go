@@ -35,7 +35,7 @@ func TestRealTofinoCalibration(t *testing.T) {
 	root := testenv.OptIn(t, "NETLOCK_P4C_DIR", "a p4c checkout (its p4testgen Tofino programs are the calibration set)")
 	dir := filepath.Join(root, "backends", "p4tools", "modules", "testgen", "targets", "tofino", "test", "p4-programs")
 	out := t.TempDir()
-	var rows, clusters, chains []string
+	var rows, clusters, chains, logical []string
 	for _, p := range calibrationPrograms {
 		// One subtest a program: -run 'TestRealTofinoCalibration/tna_' leaves out the two that
 		// compile for many minutes.
@@ -62,6 +62,12 @@ func TestRealTofinoCalibration(t *testing.T) {
 				chains = append(chains, fmt.Sprintf("| %s | %d | %d | %d | %d |", p, r.Stages, got, est.Chain, est.Chain-got))
 				if d := est.Chain - got; d < -1 || d > 1 {
 					t.Errorf("table dependency graph: critical path %d stages, the compiler's %d (more than a stage off)", est.Chain, got)
+				}
+				// Logical tables: the first round's count (the whole program: these compile).
+				n, m := r.Placement[0].Tables, est.LogicalTotal()
+				logical = append(logical, fmt.Sprintf("| %s | %d | %d | %s |", p, n, m, pctOff(m, n)))
+				if d := m - n; d < -max(1, n/10) || d > max(1, n/10) {
+					t.Errorf("logical tables: the model's %d, the compiler's %d (more than 10%% or one off)", m, n)
 				}
 			}
 			rows = append(rows, fmt.Sprintf("| %s | %d | %d / %d | %d | %d | %d | %d | %d / %d | %d / %d | %d / %d | %s / %s |", p, r.Stages,
@@ -91,6 +97,8 @@ func TestRealTofinoCalibration(t *testing.T) {
 		strings.Join(rows, "\n"))
 	t.Logf("\n| program | compiler: stages | compiler: critical path | model: critical path | error |\n|---|---|---|---|---|\n%s",
 		strings.Join(chains, "\n"))
+	t.Logf("\n| program | compiler: logical tables | model: logical tables | error |\n|---|---|---|---|\n%s",
+		strings.Join(logical, "\n"))
 	t.Logf("\n| program | largest super cluster, ingress: bits compiler / estimate (error), headers | egress | widest operand cluster, ingress: compiler / estimate, egress (a MAU group holds %d) |\n|---|---|---|---|\n%s", Tofino1.PHV.Group,
 		strings.Join(clusters, "\n"))
 }

@@ -66,6 +66,10 @@ func TestRealTofinoCompile(t *testing.T) {
 					if d := est.Chain - got; d < -1 || d > 1 {
 						t.Errorf("%s: the model's critical path is %d stages, the compiler's %d", target, est.Chain, got)
 					}
+					// The logical tables (Graph.LogicalTables) against the first round's: the
+					// whole program when the round placed every table (it stops at a table it
+					// cannot place: then only those before it).
+					t.Logf("%s: logical tables: the compiler's first round %d, the model's %d", target, r.Placement[0].Tables, est.LogicalTotal())
 				}
 				if u := r.PHVUse; r.Unallocated[0].Slices+r.Unallocated[1].Slices > 0 {
 					t.Logf("%s: what the failed allocation placed: %d + %d container bits the stages reach, %d + %d tagalong (ingress + egress)",

@@ -2453,13 +2453,17 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     /* ---- Helpers ---- */
+    /* DROP_COUNT, AGAIN and SEND_NEXT are statements, not actions: an action called from the
+     * apply block is a logical table of its own to bf-p4c (one per call), where statements
+     * join the other statements of their block in one table (p4c's SynthesizeActions, as
+     * bf-p4c's policy allows: no statement reading what one before it wrote, no two
+     * externs). The program had about 425 logical tables, a Tofino 2 pipe holds 320
+     * (2026-12-01; docs/dataplane.md, "The real compiler"); again alone was called at 20
+     * sites. */
     /* Drops the packet (and what it carries: a dropped packet reaches no egress, so an
      * answer built in it goes nowhere; no write of the answer's validity here, which would
      * order every drop after the answer's setValid: an output dependency to bf-p4c). */
-    action drop_count(bit<32> reason) {
-        nl_drops.count(reason);
-        ig_dprsr_md.drop_ctl = 1;
-    }
+#define DROP_COUNT(R) nl_drops.count(R); ig_dprsr_md.drop_ctl = 1
 
     action use_level0() {
         meta.level = 0;
@@ -2814,17 +2818,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.cport = hdr.nl.cport;
     }
 
-    /* Continue in another pass of type phase (recirculated). */
-    action again(bit<8> phase) {
-        hdr.recirc.phase = phase;
-        meta.cont = 1;
-    }
+    /* Continue in another pass of type P (recirculated). */
+#define AGAIN(P) hdr.recirc.phase = P; meta.cont = 1
     /* Continue to send an answer decided now (after this pass's one). */
-    action send_next(bit<8> what) {
-        hdr.recirc.phase = PH_SEND;
-        hdr.recirc.send = what;
-        meta.cont = 1;
-    }
+#define SEND_NEXT(W) hdr.recirc.phase = PH_SEND; hdr.recirc.send = W; meta.cont = 1
 
     apply {
         /* ================= classification ================= */
@@ -2847,7 +2844,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             exit;
         }
         if (hdr.ipv4.isValid() && !meta.csum_ok) {
-            drop_count(DR_CHECKSUM);
+            DROP_COUNT(DR_CHECKSUM);
             exit;
         }
         /* The answer is built here; invalid again unless sent. After the exits: the raw
@@ -3028,10 +3025,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * the tables before it (bf-p4c: anti dependencies to an exiting table), which the
          * push-back's test waits for anyway. */
         if (early == 1) {
-            drop_count(early_why);
+            DROP_COUNT(early_why);
             exit;
         } else if (meta.kind == K_PB && (meta.hit == 0 || meta.srv_ok == 0)) {
-            drop_count(DR_PUSHBACK_LOCK);
+            DROP_COUNT(DR_PUSHBACK_LOCK);
             exit;
         }
         /* A lock request whose lock or server is unknown is routed (kind K_ROUTE): written
@@ -3358,7 +3355,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (meta.dup_hit == 1) {
                 /* a copy of a request seen and not ended: a retransmission */
                 hdr.recirc.wflags = hdr.recirc.wflags | WF_DUP;
-                again(PH_FRESH);
+                AGAIN(PH_FRESH);
             } else if (meta.quota == 1 && meta.meter_color != 0) {
                 ans_echo(OP_REJECT, 0, ST_QUOTA);
             } else {
@@ -3636,23 +3633,23 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* What comes next, at the end of each branch that sets walk, clean or finished (a
          * release, the walks, a withdrawal): a walk, a clean walk, or a force-release's answer
          * to the controller when it has ended (a pass that finished set neither walk nor
-         * clean). In those branches, not after the chain: there its again() came a stage after
+         * clean). In those branches, not after the chain: there its AGAIN came a stage after
          * every other branch's (an output dependency on the phase), to bf-p4c. */
 #define NEXT_STEP \
         if (walk == 1) { \
             if (clean == 1 && ptype != P_GRANT) { \
                 hdr.recirc.pclean = 1;   /* clean once the walk ends */ \
             } \
-            again(PH_GRANT); \
+            AGAIN(PH_GRANT); \
             if (ptype != P_GRANT) { \
                 hdr.recirc.examine = 1; \
                 hdr.recirc.pend = 0; \
             } \
         } else if (clean == 1) { \
-            again(PH_CLEAN); \
+            AGAIN(PH_CLEAN); \
         } else if (forced == 1 && finished == 1 && meta.cont == 0) { \
             if (meta.a_valid == 1) { \
-                send_next(SEND_REPLY); \
+                SEND_NEXT(SEND_REPLY); \
             } else { \
                 meta.reply = 1; \
             } \
@@ -3662,7 +3659,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 ans_echo(OP_REJECT, 0, ST_WOULDBLOCK);
             } else {
                 hdr.recirc.wflags = hdr.recirc.wflags | WF_NOMETER;
-                again(PH_ACQ);
+                AGAIN(PH_ACQ);
             }
         } else if (ptype == P_ACQ && acq_go == 1) {
             if (meta.ov == 1) {
@@ -3675,7 +3672,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 if (binc == 1) {
                     hdr.recirc.binc_qe = binc_qe;
-                    again(PH_BINC);   /* lk_buf: one more buffered */
+                    AGAIN(PH_BINC);   /* lk_buf: one more buffered */
                 }
             } else {
                 meta.resub.setValid();
@@ -3708,12 +3705,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.qv == 0) {
                 if (meta.ended_hit == 0) {
                     hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
-                    again(PH_ACQ);
+                    AGAIN(PH_ACQ);
                 } else if (meta.expired_hit == 1) {
                     ans_echo(OP_REJECT, 0, ST_LEASEEXP);   /* force-released: told again */
                 }
             } else {
-                again(PH_RWALK);
+                AGAIN(PH_RWALK);
             }
         } else if (ptype == P_RW) {
             if (SV_STATE == SS_LIVE && TXN_OK) {
@@ -3735,12 +3732,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (hdr.recirc.left == 1) {
                     if (meta.ended_hit == 0) {
                         hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
-                        again(PH_ACQ);
+                        AGAIN(PH_ACQ);
                     } else if (meta.expired_hit == 1) {
                         ans_echo(OP_REJECT, 0, ST_LEASEEXP);   /* force-released: told again */
                     }
                 } else {
-                    again(PH_RWALK);
+                    AGAIN(PH_RWALK);
                 }
                 hdr.recirc.left = hdr.recirc.left - 1;
                 QNEXT_SET(hdr.recirc.cur, hdr.recirc.cur)
@@ -3813,7 +3810,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * written once on every path) */
             NEXT_STEP
             else if (forced == 0 && qe == 1 && t_in == 1 && meta.valid == 1 && walk == 0 && clean == 0) {
-                send_next(SEND_ACK);
+                SEND_NEXT(SEND_ACK);
             }
         } else if (ptype == P_GRANT) {
             /* ---- grant walk: send the grant decided before; examine the next waiter ---- */
@@ -3884,13 +3881,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
                 finished = 1;
                 /* NEXT_STEP's case for a pass that finished (a withdrawal's first pass sets
-                 * no walk): here, exclusive with the again() below; the answer just made is
+                 * no walk): here, exclusive with the AGAIN below; the answer just made is
                  * valid */
                 if (forced == 1 && meta.cont == 0) {
-                    send_next(SEND_REPLY);
+                    SEND_NEXT(SEND_REPLY);
                 }
             } else {
-                again(PH_WDRAW);
+                AGAIN(PH_WDRAW);
             }
         } else if (ptype == P_WD) {
             if (meta.found == 1) {
@@ -3931,13 +3928,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
                     finished = 1;
                     /* NEXT_STEP's case for a pass that finished (no walk, no clean walk here;
-                     * in this branch, not after it: the next step's again() below would be a
+                     * in this branch, not after it: the next step's AGAIN below would be a
                      * stage before it); the answer just made is valid */
                     if (forced == 1 && meta.cont == 0) {
-                        send_next(SEND_REPLY);
+                        SEND_NEXT(SEND_REPLY);
                     }
                 } else {
-                    again(PH_WDRAW);
+                    AGAIN(PH_WDRAW);
                 }
                 if (SV_STATE == SS_LIVE) {
                     hdr.recirc.left = hdr.recirc.left - 1;
@@ -3982,12 +3979,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     /* hdr.recirc.cur: the offset probed, computed after the heads */
                     ADM_HI = meta.tok_hi;
                     hdr.recirc.a_lo = meta.tok_lo;
-                    again(PH_PROBE2);
+                    AGAIN(PH_PROBE2);
                 }
             } else if (ad == AD_RESET) {
                 ADM_HI = meta.tok_hi;
                 hdr.recirc.a_lo = meta.tok_lo;
-                again(PH_RESET2);
+                AGAIN(PH_RESET2);
             } else if (ad == AD_TBASE) {
                 /* Raise the grant counter so that every later token is above value (a_hi and
                  * a_lo: value >> SLOT_BITS, written with the cookie's blocks). */
@@ -3999,18 +3996,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.gt = hdr.recirc.a_lo |-| meta.tok_lo;
                 }
                 if (meta.gt != 0) {
-                    again(PH_TBASE2);
+                    AGAIN(PH_TBASE2);
                 } else {
                     hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
                     h_val_lo_tbase();
                     meta.reply = 1;
                 }
             } else if (ad == AD_GETC) {
-                again(PH_COOKIE2);
+                AGAIN(PH_COOKIE2);
             } else if (ad == AD_SETB) {
                 if (qe == 1) {
                     ans_queue_empty();
-                    send_next(SEND_REPLY);
+                    SEND_NEXT(SEND_REPLY);
                 } else {
                     meta.reply = 1;
                 }
@@ -4027,7 +4024,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.buffered = meta.bv[15:0];
                 hdr.admin.done = meta.dv;
                 hdr.admin.gts = meta.gts;   /* the grant time, as gtime_rd read it */
-                again(PH_PROBE3);
+                AGAIN(PH_PROBE3);
             } else if (ph == PH_PROBE3) {
                 hdr.admin.sstate = SV_STATE;
                 hdr.admin.slot = slot_adm.get({meta.sl_idx});
@@ -4096,10 +4093,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (hdr.ipv4.isValid()) {
                 if (meta.nh_ok == 0) {
                     hdr.a_eth.setInvalid();
-                    drop_count(DR_NO_ROUTE);
+                    DROP_COUNT(DR_NO_ROUTE);
                 } else if (hdr.ipv4.ttl <= 1) {
                     hdr.a_eth.setInvalid();
-                    drop_count(DR_TTL);
+                    DROP_COUNT(DR_TTL);
                 } else {
                     /* The next hop's MACs go out in the answer's Ethernet header, the packet's
                      * own left invalid: no stage writes hdr.ethernet, so bf-p4c keeps it out
