@@ -1668,6 +1668,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     bit<1>  acq_go;
     bit<1>  compat;
     bit<2>  st_to;
+    /* forced: the pass is an admin force-release's; finished: a release or withdrawal ended
+     * with no walk and no clean walk; walk, clean: what comes next (a grant walk, a clean
+     * walk): next_step's keys, set by the decisions */
+    bit<1>  forced;
+    bit<1>  finished;
+    bit<1>  walk;
+    bit<1>  clean;
     /* ov_b: an acquire overflows (requests buffered, or the lock paused); r0 and r1: each
      * level's count as q0_op's and q1_op's return it (0 if none runs) */
     bit<1>  ov_b;
@@ -1818,6 +1825,73 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         size = 16;
     }
 
+    /* lk_state's inputs (lk_state's comment), a table each with const entries, first match
+     * first (the if-else chains they were took seventeen logical tables, four of them gateways
+     * that merged with no table: docs/dataplane.md, "The real compiler"). ST_X, the lo step: 0
+     * for a try's check, a withdrawal's found slot and the admin probe's reads (state_rel's of
+     * lo, state_hic's of hi, which clears when it is not 0: an admin reset's is), else an
+     * exclusive request's 0x10001, a shared one's 1. st_y: 0 for a release and the probe's
+     * read of lo (state_rel); for an exclusive request its waiter unit (0x10000 at level 0, 1
+     * at level 1): negated for the grant walk's examined waiter (taken off hi when granted),
+     * as it is for an acquire (added when it waits) and a withdrawal's found waiter (taken off
+     * by state_rel), 0 for a try's check; for a shared request the bound on hi: none for the
+     * walk, which goes in queue order, else no exclusive waiter at its level or above (0xffff
+     * at level 0, 0 at level 1), and 0 for a withdrawal's (state_rel: shared waiters are not
+     * in hi). The admin probe's second pass is kind K_ADMIN at PH_PROBE2; the walk's examined
+     * slot a P_GRANT pass with hdr.recirc.examine set. */
+    action st_x_is(bit<32> x) { ST_X = x; }
+    table st_x_in {
+        key = {
+            ptype         : ternary @name("ptype");
+            meta.found    : ternary @name("found");
+            meta.kind     : ternary @name("kind");
+            meta.phase    : ternary @name("phase");
+            ad            : ternary @name("ad");
+            meta.s_mode   : ternary @name("s_mode");
+        }
+        actions = { st_x_is; }
+        const default_action = st_x_is(1);
+        /* ptype, found, kind, phase, ad, s_mode */
+        const entries = {
+            (P_TRY, _, _, _, _, _) : st_x_is(0);
+            (_, 1, _, _, _, _) : st_x_is(0);
+            (_, _, K_ADMIN, PH_PROBE2, _, _) : st_x_is(0);
+            (_, _, _, _, AD_PROBE, _) : st_x_is(0);
+            (_, _, _, _, _, MODE_X) : st_x_is(0x10001);
+        }
+        size = 8;
+    }
+    action st_y_is(bit<32> y) { meta.st_y = y; }
+    table st_y_in {
+        key = {
+            meta.kind          : ternary @name("kind");
+            meta.phase         : ternary @name("phase");
+            ptype              : ternary @name("ptype");
+            meta.s_mode        : ternary @name("s_mode");
+            hdr.recirc.examine : ternary @name("examine");
+            meta.found         : ternary @name("found");
+            meta.level         : ternary @name("level");
+        }
+        actions = { st_y_is; }
+        const default_action = st_y_is(0);
+        /* kind, phase, ptype, s_mode, examine, found, level */
+        const entries = {
+            (K_ADMIN, PH_PROBE2, _, _, _, _, _) : st_y_is(0);
+            (_, _, P_REL, _, _, _, _) : st_y_is(0);
+            (_, _, P_GRANT, MODE_X, 1, _, 0) : st_y_is(0xffff0000);
+            (_, _, P_GRANT, MODE_X, 1, _, _) : st_y_is(0xffffffff);
+            (_, _, P_ACQ, MODE_X, _, _, 0) : st_y_is(0x10000);
+            (_, _, P_ACQ, MODE_X, _, _, _) : st_y_is(1);
+            (_, _, _, MODE_X, _, 1, 0) : st_y_is(0x10000);
+            (_, _, _, MODE_X, _, 1, _) : st_y_is(1);
+            (_, _, _, MODE_X, _, _, _) : st_y_is(0);
+            (_, _, _, _, _, 1, _) : st_y_is(0);
+            (_, _, P_GRANT, _, 1, _, _) : st_y_is(0xffffffff);
+            (_, _, _, _, _, _, 0) : st_y_is(0xffff);
+        }
+        size = 16;
+    }
+
     /* lk_state, one table: an acquire that took a place (took0 or took1) asks for the grant,
      * a try that goes on checks (ST_X 0), a valid release and a found withdrawal release
      * (state_rel), a grant walk's live examined slot asks for the grant, the admin probe reads
@@ -1847,8 +1921,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.phase          : ternary @name("phase");
             meta.s_mode         : ternary @name("s_mode");
         }
-        actions = { st_take_s; st_take_x; st_check_s; st_check_x; st_release; st_withdraw; st_read_hi;
-                    st_read_lo; st_clear; NoAction; }
+        actions = { st_take_s; st_take_x; st_check_s; st_check_x; st_release; st_withdraw; st_read_hi; st_read_lo; st_clear; NoAction; }
         const default_action = NoAction();
         /* took0, took1, ptype, acq_go, valid, examine, sv_state, found, ad, kind, phase, s_mode */
         const entries = {
@@ -1867,6 +1940,30 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             (_, _, _, _, _, _, _, _, AD_RESET, _, _, _) : st_clear();
         }
         size = 16;
+    }
+    /* state_rel's answer, from lo after (lk_state's comment), one table with const entries
+     * (the if-else it was took six logical tables, two of them gateways that merged with no
+     * table): a release's nobody holds now (lo before at most its step: lo after 0, or
+     * wrapped, bit 31, as lo is below 2^17), a withdrawal's exclusive holder (step 0: lo >=
+     * 0x10000, bit 16). */
+    action nhold0_is(bit<1> v) { meta.nhold0 = v; }
+    action xheld_is(bit<1> v) { meta.xheld = v; }
+    table st_out {
+        key = {
+            st_to         : ternary @name("st_to");
+            meta.st_prev  : ternary @name("st_prev");
+        }
+        actions = { nhold0_is; xheld_is; NoAction; }
+        const default_action = NoAction();
+        /* st_to, st_prev */
+        const entries = {
+            (1, 0) : nhold0_is(1);
+            (1, 0x80000000 &&& 0x80000000) : nhold0_is(1);
+            (1, _) : nhold0_is(0);
+            (2, 0x10000 &&& 0x10000) : xheld_is(1);
+            (2, _) : xheld_is(0);
+        }
+        size = 8;
     }
 
     /* (Each action of a table that uses registers uses all of them, the other level's with a
@@ -2823,6 +2920,60 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* Continue to send an answer decided now (after this pass's one). */
 #define SEND_NEXT(W) hdr.recirc.phase = PH_SEND; hdr.recirc.send = W; meta.cont = 1
 
+    /* What comes next after the decisions of a release, a grant walk, a clean walk or a
+     * withdrawal (the only passes that set walk, clean or finished): a walk (and, on a walk's
+     * first pass, its examine and pending flags and the clean walk to do once it ends), a
+     * clean walk, or a force-release's answer to the controller when it has ended (a pass
+     * that finished set neither walk nor clean); and an admin token base's second pass
+     * (value above the counter: meta.gt) or its reply, decided on meta.gt, which the chain
+     * computes a stage before (its own write of the phase there was a stage after that, and
+     * this table's one more). One table with const entries, first match first, after the
+     * decision chain: it was a macro expanded at the end of the four branches, 34 logical
+     * tables (docs/dataplane.md, "The real compiler"). */
+    action ns_walk() { AGAIN(PH_GRANT); }
+    action ns_walk_first() {
+        AGAIN(PH_GRANT);
+        hdr.recirc.examine = 1;
+        hdr.recirc.pend = 0;
+    }
+    action ns_walk_then_clean() {
+        hdr.recirc.pclean = 1;   /* clean once the walk ends */
+        AGAIN(PH_GRANT);
+        hdr.recirc.examine = 1;
+        hdr.recirc.pend = 0;
+    }
+    action ns_clean() { AGAIN(PH_CLEAN); }
+    action ns_send_reply() { SEND_NEXT(SEND_REPLY); }
+    action ns_reply() { meta.reply = 1; }
+    action ns_tbase2() { AGAIN(PH_TBASE2); }
+    table next_step {
+        key = {
+            walk          : ternary @name("walk");
+            clean         : ternary @name("clean");
+            ptype         : ternary @name("ptype");
+            forced        : ternary @name("forced");
+            finished      : ternary @name("finished");
+            meta.cont     : ternary @name("cont");
+            meta.a_valid  : ternary @name("a_valid");
+            ad            : ternary @name("ad");
+            meta.gt       : ternary @name("gt");
+        }
+        actions = { ns_walk; ns_walk_first; ns_walk_then_clean; ns_clean; ns_send_reply; ns_reply; ns_tbase2; NoAction; }
+        const default_action = NoAction();
+        /* walk, clean, ptype, forced, finished, cont, a_valid, ad, gt */
+        const entries = {
+            (_, _, P_ADMIN, _, _, _, _, AD_TBASE, 0) : ns_reply();
+            (_, _, P_ADMIN, _, _, _, _, AD_TBASE, _) : ns_tbase2();
+            (1, _, P_GRANT, _, _, _, _, _, _) : ns_walk();
+            (1, 1, _, _, _, _, _, _, _) : ns_walk_then_clean();
+            (1, _, _, _, _, _, _, _, _) : ns_walk_first();
+            (_, 1, _, _, _, _, _, _, _) : ns_clean();
+            (_, _, _, 1, 1, 0, 1, _, _) : ns_send_reply();
+            (_, _, _, 1, 1, 0, _, _, _) : ns_reply();
+        }
+        size = 8;
+    }
+
     apply {
         /* ================= classification ================= */
         meta.a_valid = 0;
@@ -3098,11 +3249,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
         hdr.recirc.wflags = meta.wflags;
-        bit<1> forced = 1w0;
-        if ((meta.wflags & WF_FORCED) != 0) { forced = 1w1; }
-        bit<1> finished = 0;
-        bit<1> walk = 0;
-        bit<1> clean = 0;
+        forced = 0;
+        if ((meta.wflags & WF_FORCED) != 0) { forced = 1; }
+        finished = 0;
+        walk = 0;
+        clean = 0;
 
         /* The admin first pass: what it does, and the answers of the ones that touch nothing. */
         /* The admin operation a first admin pass carries out (AD_*), 0 if none: one 3-bit
@@ -3493,61 +3644,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else {
             meta.s_mode = hdr.nl.mode;
         }
-        /* lk_state's inputs (lk_state's comment), each written once, in exclusive branches (a
-         * field written twice is two stages to bf-p4c: an output dependency). ST_X, the lo
-         * step: 0 for a try's check, a withdrawal's found slot and the admin probe's reads
-         * (state_rel's of lo, state_hic's of hi, which clears when it is not 0: an admin
-         * reset's is), else an exclusive request's 0x10001, a shared one's 1. st_y: 0 for a
-         * release and the probe's read of lo (state_rel); an exclusive request's waiter unit
-         * (0x10000 at level 0, 1 at level 1): negated for the grant walk's examined waiter
-         * (taken off hi when granted), as it is for an acquire (added when it waits) and a
-         * withdrawal's found waiter (taken off by state_rel), 0 for a try's check; a shared
-         * request's bound on hi: none for the walk, which goes in queue order, else no
-         * exclusive waiter at its level or above (0xffff at level 0, 0 at level 1), and 0
-         * for a withdrawal's (state_rel: shared waiters are not in hi). */
-        if (ptype == P_TRY || meta.found == 1 || ph_probe2 == 1 || ad == AD_PROBE) {
-            /* a try's check whether or not it goes on (acq_go, a stage later: a try that does
-             * not go on runs no block on lk_state) */
-            ST_X = 0;
-        } else if (meta.s_mode == MODE_X) {
-            ST_X = 0x10001;
-        } else {
-            ST_X = 1;
-        }
-        if (ph_probe2 == 1 || ptype == P_REL) {
-            meta.st_y = 0;
-        } else if (meta.s_mode == MODE_X) {
-            if (examine == 1) {
-                if (meta.level == 0) { meta.st_y = 0xffff0000; } else { meta.st_y = 0xffffffff; }
-            } else if (ptype == P_ACQ || meta.found == 1) {
-                if (meta.level == 0) { meta.st_y = 0x10000; } else { meta.st_y = 1; }
-            } else {
-                meta.st_y = 0;
-            }
-        } else if (meta.found == 1) {
-            meta.st_y = 0;
-        } else if (examine == 1) {
-            meta.st_y = 0xffffffff;
-        } else if (meta.level == 0) {
-            meta.st_y = 0xffff;
-        } else {
-            meta.st_y = 0;
-        }
+        st_x_in.apply();   /* lk_state's inputs (st_x_in's comment) */
+        st_y_in.apply();
         compat = 0;
         st_to = 0;
         state_op.apply();   /* (state_op's comment) */
-        /* state_rel's answer, from lo after (lk_state's comment): a release's nobody holds now
-         * (lo before at most its step: lo after 0, or wrapped, bit 31, as lo is below 2^17),
-         * a withdrawal's exclusive holder (step 0: lo >= 0x10000, bit 16). Tested on lo after,
-         * not on lo before less a threshold: the subtraction was a stage of its own between
-         * the register and the tests. A stateful ALU's output is one operand (bf-p4c:
-         * "Incompatible outputs in RegisterAction"), so the register action returns lo and the
-         * pass decides, which also lets it serve the probe's read of lo. */
-        if (st_to == 1) {
-            if (meta.st_prev == 0 || meta.st_prev[31:31] == 1) { meta.nhold0 = 1; } else { meta.nhold0 = 0; }
-        } else if (st_to == 2) {
-            if (meta.st_prev[16:16] == 1) { meta.xheld = 1; } else { meta.xheld = 0; }
-        }
+        /* state_rel's answer tested (st_out's comment). A stateful ALU's output is one operand
+         * (bf-p4c: "Incompatible outputs in RegisterAction"), so the register action returns lo
+         * and the pass decides, which also lets it serve the probe's read of lo; on lo after,
+         * not on lo before less a threshold: the subtraction was a stage of its own. */
+        st_out.apply();
 
         /* ================= stage: lk_wait ================= */
         wait0_op.apply();   /* (wait0_op's comment) */
@@ -3630,30 +3736,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * syntax shows), which made these sections 25 stages of the table dependency graph's
          * critical path (docs/dataplane.md, "Where it stands"). */
         /* ---- acquire: deciding pass (a slot taken: write it in the resubmitted pass) ---- */
-        /* What comes next, at the end of each branch that sets walk, clean or finished (a
-         * release, the walks, a withdrawal): a walk, a clean walk, or a force-release's answer
-         * to the controller when it has ended (a pass that finished set neither walk nor
-         * clean). In those branches, not after the chain: there its AGAIN came a stage after
-         * every other branch's (an output dependency on the phase), to bf-p4c. */
-#define NEXT_STEP \
-        if (walk == 1) { \
-            if (clean == 1 && ptype != P_GRANT) { \
-                hdr.recirc.pclean = 1;   /* clean once the walk ends */ \
-            } \
-            AGAIN(PH_GRANT); \
-            if (ptype != P_GRANT) { \
-                hdr.recirc.examine = 1; \
-                hdr.recirc.pend = 0; \
-            } \
-        } else if (clean == 1) { \
-            AGAIN(PH_CLEAN); \
-        } else if (forced == 1 && finished == 1 && meta.cont == 0) { \
-            if (meta.a_valid == 1) { \
-                SEND_NEXT(SEND_REPLY); \
-            } else { \
-                meta.reply = 1; \
-            } \
-        }
         if (ptype == P_TRY && acq_go == 1) {
             if (meta.ov == 1 || compat == 0) {
                 ans_echo(OP_REJECT, 0, ST_WOULDBLOCK);
@@ -3806,10 +3888,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     ans_echo(OP_RELEASE, FL_REPLY, 0);
                 }
             }
-            /* what comes next, and the answer after a queue-empty (one if-else: the phase is
-             * written once on every path) */
-            NEXT_STEP
-            else if (forced == 0 && qe == 1 && t_in == 1 && meta.valid == 1 && walk == 0 && clean == 0) {
+            /* the answer after a queue-empty (exclusive with next_step's cases: no walk, no
+             * clean walk, not forced) */
+            if (forced == 0 && qe == 1 && t_in == 1 && meta.valid == 1 && walk == 0 && clean == 0) {
                 SEND_NEXT(SEND_ACK);
             }
         } else if (ptype == P_GRANT) {
@@ -3850,7 +3931,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.level == 0) { hdr.recirc.cur = nc; } else { hdr.recirc.cur = g0; }
                 }
             }
-            NEXT_STEP
         } else if (ptype == P_CLEAN) {
             /* ---- clean walk: move the head over done slots ---- */
             if (CLEAN_GO) {
@@ -3864,7 +3944,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     ans_queue_empty();
                 }
             }
-            NEXT_STEP
         } else if (ptype == P_WD0) {
             /* ---- withdrawal ---- */
             if (meta.level == 0) {
@@ -3880,7 +3959,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if ((meta.level == 0 && w0 == 0) || (meta.level == 1 && w1 == 0)) {
                 ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
                 finished = 1;
-                /* NEXT_STEP's case for a pass that finished (a withdrawal's first pass sets
+                /* next_step's case for a pass that finished (a withdrawal's first pass sets
                  * no walk): here, exclusive with the AGAIN below; the answer just made is
                  * valid */
                 if (forced == 1 && meta.cont == 0) {
@@ -3918,8 +3997,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     }
                 }
                 ans_echo(OP_RELEASE, FL_REPLY, 0);
-                NEXT_STEP
-            } else {
+                } else {
                 /* The walk ends when no live request is left to pass or no step: tested on the
                  * counts before this pass's decrements below (left - 1 == 0 as left == 1 when
                  * the slot is live), not on the fields they write (a stage more). */
@@ -3927,7 +4005,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                         hdr.recirc.steps == 1) {
                     ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
                     finished = 1;
-                    /* NEXT_STEP's case for a pass that finished (no walk, no clean walk here;
+                    /* next_step's case for a pass that finished (no walk, no clean walk here;
                      * in this branch, not after it: the next step's AGAIN below would be a
                      * stage before it); the answer just made is valid */
                     if (forced == 1 && meta.cont == 0) {
@@ -3995,12 +4073,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 } else {
                     meta.gt = hdr.recirc.a_lo |-| meta.tok_lo;
                 }
-                if (meta.gt != 0) {
-                    AGAIN(PH_TBASE2);
-                } else {
+                /* the second pass (value > counter) or the reply: next_step's (a stage earlier
+                 * than a write of the phase here, which next_step also writes) */
+                if (meta.gt == 0) {
                     hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
                     h_val_lo_tbase();
-                    meta.reply = 1;
                 }
             } else if (ad == AD_GETC) {
                 AGAIN(PH_COOKIE2);
@@ -4071,6 +4148,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.reply = 1;
             }
         }
+        next_step.apply();   /* (next_step's comment) */
 
         /* An answer to a forwarded request's client names it (ans_to_client). */
         if (meta.a_fwd == 1) {

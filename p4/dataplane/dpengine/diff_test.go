@@ -822,8 +822,8 @@ var mutants = map[string][]mutant{
 	},
 	dataplane.TNA.Name: {
 		{"shared-overtakes-waiting-exclusive", "a shared request waits behind an exclusive one at its level",
-			"        } else if (meta.level == 0) {\n            meta.st_y = 0xffff;\n        } else {\n            meta.st_y = 0;\n        }",
-			"        } else {\n            meta.st_y = 0xffffffff;\n        }"},
+			"(_, _, _, _, _, _, 0) : st_y_is(0xffff);",
+			"(_, _, _, _, _, _, _) : st_y_is(0xffffffff);"},
 		{"overflow-ignores-q2", "no request overtakes the server's q2",
 			"if (meta.bv != 0 || meta.paused == 1) {\n            ov_b = 1;", "if (meta.paused == 1) {\n            ov_b = 1;"},
 		{"walk-grants-exclusive-to-holders", "an exclusive waiter is granted only when nobody holds",
