@@ -1675,6 +1675,68 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     bit<1>  finished;
     bit<1>  walk;
     bit<1>  clean;
+    /* req_flags' and tok_lvl's answers (their comments) */
+    bit<1>  has_ts;
+    bit<1>  fresh;
+    bit<1>  retry;
+    bit<1>  t_in;
+    bit<1>  t_end;
+
+    /* The request's flags, one table with const entries, first match first (five logical
+     * tables as ifs): has_ts, its timestamp is not 0 (a 64-bit key: as a gateway's test it
+     * was two, a gateway reads at most 4 bytes and 12 bits of PHV); fresh, the packet's first
+     * pass (phase PH_FRESH); retry, it carries FL_RETRY. */
+    action req_is(bit<1> f, bit<1> r, bit<1> ts) {
+        fresh = f;
+        retry = r;
+        has_ts = ts;
+    }
+    table req_flags {
+        key = {
+            meta.phase    : ternary @name("phase");
+            hdr.nl.flags  : ternary @name("flags");
+            hdr.nl.ts     : ternary @name("ts");
+        }
+        actions = { req_is; }
+        const default_action = req_is(0, 0, 1);
+        /* phase, flags, ts */
+        const entries = {
+            (PH_FRESH, FL_RETRY &&& FL_RETRY, 0) : req_is(1, 1, 0);
+            (PH_FRESH, FL_RETRY &&& FL_RETRY, _) : req_is(1, 1, 1);
+            (PH_FRESH, _, 0) : req_is(1, 0, 0);
+            (PH_FRESH, _, _) : req_is(1, 0, 1);
+            (_, FL_RETRY &&& FL_RETRY, 0) : req_is(0, 1, 0);
+            (_, FL_RETRY &&& FL_RETRY, _) : req_is(0, 1, 1);
+            (_, _, 0) : req_is(0, 0, 0);
+        }
+        size = 8;
+    }
+    /* The token's level (meta.tlevel: 0 or 1, 2 for none), t_in (it names a level: a != in a
+     * condition that ORs several tests is "gateway condition too complex" to bf-p4c,
+     * 1c9e8e9) and t_end (its room there is 1), from its room in level 0's region (t_off,
+     * 0 when it is not there) and in level 1's (left), one table with const entries, first
+     * match first (seven logical tables as ifs). */
+    action tok_lvl_is(bit<8> l, bit<1> tin, bit<1> tend) {
+        meta.tlevel = l;
+        t_in = tin;
+        t_end = tend;
+    }
+    table tok_lvl {
+        key = {
+            meta.t_off : ternary @name("t_off");
+            meta.left  : ternary @name("left");
+        }
+        actions = { tok_lvl_is; }
+        const default_action = tok_lvl_is(0, 1, 0);
+        /* t_off, left */
+        const entries = {
+            (1, _) : tok_lvl_is(0, 1, 1);
+            (0, 0) : tok_lvl_is(2, 0, 0);
+            (0, 1) : tok_lvl_is(1, 1, 1);
+            (0, _) : tok_lvl_is(1, 1, 0);
+        }
+        size = 8;
+    }
     /* ov_b: an acquire overflows (requests buffered, or the lock paused); r0 and r1: each
      * level's count as q0_op's and q1_op's return it (0 if none runs) */
     bit<1>  ov_b;
@@ -2403,6 +2465,139 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         size = 16;
     }
+    /* The pool's flags, lease, grant time and timestamp blocks, a table each with const
+     * entries, first match first, as the if-else chains they were (fourteen logical tables,
+     * one a gateway that merged with none). The slot view's flags (pflags): the slot's as the
+     * flags block writes (the writing pass), marks done (a valid release whose token names a
+     * level), marks withdrawn (a withdrawal whose txn matches) or reads them (a release or
+     * lease-probe naming a level, a withdrawal, a retry walk, the admin probe's third pass,
+     * the grant walk's examined slot at sl_idx, a clean walk with slots left), else the
+     * request's (live), SS_LIVE ++ mode ++ prio ++ fwd in one write. The lease: written by the
+     * writing pass and by a valid lease-probe that asks for one, read by any other lease-probe
+     * naming a level, a retry walk, the admin probe's third pass and a grant walk's pass that
+     * sends its pending grant (hd_idx). The grant time: written with the grant number (the
+     * writing pass, a grant walk's pending grant) and by a valid lease-probe, read by the admin
+     * probe's second pass (into hdr.admin.gts). The timestamp: written by the writing pass and
+     * by a valid lease-probe that carries one (has_ts), read by a release naming a level, a
+     * retry walk, the admin probe's third pass and a pending grant's pass. */
+    action fl_wr() { hdr.recirc.pflags = flags_wr.execute(meta.sl_idx); }
+    action fl_done() { hdr.recirc.pflags = flags_done.execute(meta.sl_idx); }
+    action fl_wdraw() { hdr.recirc.pflags = flags_wdraw.execute(meta.sl_idx); }
+    action fl_rd() { hdr.recirc.pflags = flags_rd.execute(meta.sl_idx); }
+    action fl_new() { hdr.recirc.pflags = meta.n_flags | ((bit<32>)SS_LIVE << 24); }
+    table flags_op {
+        key = {
+            ptype              : ternary @name("ptype");
+            meta.tlevel        : ternary @name("tlevel");
+            meta.valid         : ternary @name("valid");
+            meta.txn_hi_ok     : ternary @name("txn_hi_ok");
+            meta.txn_lo_ok     : ternary @name("txn_lo_ok");
+            meta.kind          : ternary @name("kind");
+            meta.phase         : ternary @name("phase");
+            hdr.recirc.examine : ternary @name("examine");
+            hdr.recirc.cleft   : ternary @name("cleft");
+        }
+        actions = { fl_wr; fl_done; fl_wdraw; fl_rd; fl_new; }
+        const default_action = fl_new();
+        /* ptype, tlevel, valid, txn_hi_ok, txn_lo_ok, kind, phase, examine, cleft */
+        const entries = {
+            (P_WRITE, _, _, _, _, _, _, _, _) : fl_wr();
+            (P_REL, 2, _, _, _, _, _, _, _) : fl_new();
+            (P_REL, _, 1, _, _, _, _, _, _) : fl_done();
+            (P_REL, _, _, _, _, _, _, _, _) : fl_rd();
+            (P_WD, _, _, 1, 1, _, _, _, _) : fl_wdraw();
+            (P_WD, _, _, _, _, _, _, _, _) : fl_rd();
+            (P_RW, _, _, _, _, _, _, _, _) : fl_rd();
+            (_, _, _, _, _, K_ADMIN, PH_PROBE3, _, _) : fl_rd();
+            (P_GRANT, _, _, _, _, _, _, 1, _) : fl_rd();
+            (P_CLEAN, _, _, _, _, _, _, _, 0) : fl_new();
+            (P_CLEAN, _, _, _, _, _, _, _, _) : fl_rd();
+        }
+        size = 16;
+    }
+    action ls_wr() { hdr.a_nl.lease = lease_wr.execute(meta.hd_idx); }
+    action ls_rd() { hdr.a_nl.lease = lease_rd.execute(meta.hd_idx); }
+    table lease_op {
+        key = {
+            ptype           : ternary @name("ptype");
+            meta.tlevel     : ternary @name("tlevel");
+            meta.valid      : ternary @name("valid");
+            hdr.nl.lease    : ternary @name("lease");
+            meta.kind       : ternary @name("kind");
+            meta.phase      : ternary @name("phase");
+            hdr.recirc.pend : ternary @name("pend");
+        }
+        actions = { ls_wr; ls_rd; NoAction; }
+        const default_action = NoAction();
+        /* ptype, tlevel, valid, lease, kind, phase, pend */
+        const entries = {
+            (P_WRITE, _, _, _, _, _, _) : ls_wr();
+            (P_PROBE, 2, _, _, _, _, _) : NoAction();
+            (P_PROBE, _, 1, 0, _, _, _) : ls_rd();
+            (P_PROBE, _, 1, _, _, _, _) : ls_wr();
+            (P_PROBE, _, _, _, _, _, _) : ls_rd();
+            (P_RW, _, _, _, _, _, _) : ls_rd();
+            (_, _, _, _, K_ADMIN, PH_PROBE3, _) : ls_rd();
+            (P_GRANT, _, _, _, _, _, 1) : ls_rd();
+        }
+        size = 16;
+    }
+    action gt_wr() { gtime_wr.execute(meta.hd_idx); }
+    action gt_rd() { meta.gts = gtime_rd.execute(meta.hd_idx); }
+    table gtime_op {
+        key = {
+            ptype           : ternary @name("ptype");
+            meta.tlevel     : ternary @name("tlevel");
+            meta.valid      : ternary @name("valid");
+            meta.kind       : ternary @name("kind");
+            meta.phase      : ternary @name("phase");
+            hdr.recirc.pend : ternary @name("pend");
+        }
+        actions = { gt_wr; gt_rd; NoAction; }
+        const default_action = NoAction();
+        /* ptype, tlevel, valid, kind, phase, pend */
+        const entries = {
+            (P_WRITE, _, _, _, _, _) : gt_wr();
+            (P_GRANT, _, _, _, _, 1) : gt_wr();
+            (P_PROBE, 2, _, _, _, _) : NoAction();
+            (P_PROBE, _, 1, _, _, _) : gt_wr();
+            (_, _, _, K_ADMIN, PH_PROBE2, _) : gt_rd();
+        }
+        size = 8;
+    }
+    action ts_wr() {
+        ts_hi_wr.execute(meta.hd_idx);
+        ts_lo_wr.execute(meta.hd_idx);
+    }
+    action ts_rd() {
+        hdr.a_nl.ts[63:32] = ts_hi_rd.execute(meta.hd_idx);
+        hdr.a_nl.ts[31:0] = ts_lo_rd.execute(meta.hd_idx);
+    }
+    table ts_op {
+        key = {
+            ptype           : ternary @name("ptype");
+            meta.tlevel     : ternary @name("tlevel");
+            meta.valid      : ternary @name("valid");
+            has_ts          : ternary @name("has_ts");
+            meta.kind       : ternary @name("kind");
+            meta.phase      : ternary @name("phase");
+            hdr.recirc.pend : ternary @name("pend");
+        }
+        actions = { ts_wr; ts_rd; NoAction; }
+        const default_action = NoAction();
+        /* ptype, tlevel, valid, has_ts, kind, phase, pend */
+        const entries = {
+            (P_WRITE, _, _, _, _, _, _) : ts_wr();
+            (P_PROBE, 2, _, _, _, _, _) : NoAction();
+            (P_PROBE, _, 1, 1, _, _, _) : ts_wr();
+            (P_REL, 2, _, _, _, _, _) : NoAction();
+            (P_REL, _, _, _, _, _, _) : ts_rd();
+            (P_RW, _, _, _, _, _, _) : ts_rd();
+            (_, _, _, _, K_ADMIN, PH_PROBE3, _) : ts_rd();
+            (P_GRANT, _, _, _, _, _, 1) : ts_rd();
+        }
+        size = 16;
+    }
     /* The admin first pass: the operation it carries out (ad) and its result, into hdr.admin
      * or hdr.adminf, whichever was parsed (a force-release comes here only when its lock is
      * missing). One table: the if-else chain it replaces was two tables a branch. */
@@ -3049,14 +3244,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.recirc.pclean = 0;
         }
         hdr.recirc.binc_qe = 0;
-        /* has_ts: the request's timestamp is not 0. A 64-bit equality as two 32-bit ones, one
-         * gateway each: a Tofino gateway reads at most 4 bytes and 12 bits of PHV (bf-p4c:
-         * "condition too complex, limit of 4 bytes + 12 bits of PHV input exceeded",
-         * 2026-11-30 at 4933094). (The txn's and the token's tests are pass_type's keys; the
-         * rack key is tested in place by the checks below.) */
-        bit<1> has_ts = 0;
-        if (hdr.nl.ts[63:32] != 0) { has_ts = 1; }
-        if (hdr.nl.ts[31:0] != 0) { has_ts = 1; }
+        req_flags.apply();   /* has_ts, fresh, retry (req_flags' comment) */
         meta.kind = K_ROUTE;
         /* The request's own checks: a malformed request, a push-back with a wrong key, an admin
          * request from another port or with a wrong key is dropped by an exit at the top level
@@ -3142,30 +3330,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         tok_room();   /* after lock_table's action, which takes the token's offsets */
         /* t_in: the token names a level (tlevel != 2), as a flag: a != in a condition that
          * ORs several tests is "gateway condition too complex" to bf-p4c (1c9e8e9). */
-        bit<1> t_in;
         /* t_end: the token is its level's region's last slot (its room there is 1): a
          * release's move of the head steps over the wrap there (h_step, below), tested here
-         * on the room, not on h_arg against the level's end, four stages later */
-        bit<1> t_end = 0;
-        if (meta.t_off != 0) {
-            meta.tlevel = 0;
-            t_in = 1;
-            if (meta.t_off == 1) { t_end = 1; }
-        } else if (meta.left != 0) {
-            meta.tlevel = 1;
-            t_in = 1;
-            if (meta.left == 1) { t_end = 1; }
-        } else {
-            meta.tlevel = 2;
-            t_in = 0;
-        }
+         * on the room, not on h_arg against the level's end, four stages later. The token's
+         * level, t_in and t_end: tok_lvl (its comment). */
+        tok_lvl.apply();
         /* The request's fields later passes test, before the exit below (what follows an if
          * that exits is a stage after its gateway, to bf-p4c) */
         bit<8> ph = meta.phase;
-        bit<1> fresh = 1w0;
-        if (ph == PH_FRESH) { fresh = 1w1; }
-        bit<1> retry = 1w1;
-        if ((hdr.nl.flags & FL_RETRY) == 0) { retry = 1w0; }
         /* (Before the push-back's exit below, as the request's fields: the slot needs only the
          * phase and lock_table's region starts.) */
         slot_pick.apply();   /* (slot_pick's comment) */
@@ -3363,54 +3535,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: the pool's flags, lease and timestamp ================= */
-        /* Chosen by the pass's conditions in place, as the blocks above. The slot view's flags
-         * (pflags): the slot's as the flags block reads or writes them, else the request's
-         * (live). */
-        if (ptype == P_WRITE) {
-            hdr.recirc.pflags = flags_wr.execute(meta.sl_idx);
-        } else if (ptype == P_REL && t_in == 1 && meta.valid == 1) {
-            hdr.recirc.pflags = flags_done.execute(meta.sl_idx);
-        } else if (ptype == P_WD && TXN_OK) {
-            hdr.recirc.pflags = flags_wdraw.execute(meta.sl_idx);
-        } else if ((ptype == P_REL && t_in == 1) || ptype == P_WD || ptype == P_RW ||
-                ph_probe3 == 1 || examine == 1 || (ptype == P_CLEAN && hdr.recirc.cleft > 0)) {
-            /* the examined slot's (sl_idx) in a grant walk */
-            hdr.recirc.pflags = flags_rd.execute(meta.sl_idx);
-        } else {
-            /* SS_LIVE ++ mode ++ prio ++ fwd in one write (four slices written one after the
-             * other are four stages to bf-p4c) */
-            hdr.recirc.pflags = meta.n_flags | ((bit<32>)SS_LIVE << 24);
-        }
-        /* A valid lease-probe renews the lease (if it asks for one) and the timestamp; the
-         * grant walk reads the pending grant's (hd_idx). */
-        if (ptype == P_WRITE) {
-            hdr.a_nl.lease = lease_wr.execute(meta.hd_idx);
-        } else if (ptype == P_PROBE && t_in == 1) {
-            if (meta.valid == 1 && hdr.nl.lease != 0) {
-                hdr.a_nl.lease = lease_wr.execute(meta.hd_idx);
-            } else {
-                hdr.a_nl.lease = lease_rd.execute(meta.hd_idx);
-            }
-        } else if (ptype == P_RW || ph_probe3 == 1 || (ptype == P_GRANT && hdr.recirc.pend == 1)) {
-            hdr.a_nl.lease = lease_rd.execute(meta.hd_idx);
-        }
-        /* The grant time: written with the grant number (the writing pass, a grant walk's
-         * pending grant), renewed by a valid lease-probe, read by the admin probe's second
-         * pass (into hdr.admin.gts in its answer). */
-        if (ptype == P_WRITE || (ptype == P_GRANT && hdr.recirc.pend == 1) ||
-                (ptype == P_PROBE && t_in == 1 && meta.valid == 1)) {
-            gtime_wr.execute(meta.hd_idx);
-        } else if (ph_probe2 == 1) {
-            meta.gts = gtime_rd.execute(meta.hd_idx);
-        }
-        if (ptype == P_WRITE || (ptype == P_PROBE && t_in == 1 && meta.valid == 1 && has_ts == 1)) {
-            ts_hi_wr.execute(meta.hd_idx);
-            ts_lo_wr.execute(meta.hd_idx);
-        } else if ((ptype == P_REL && t_in == 1) || ptype == P_RW || ph_probe3 == 1 ||
-                (ptype == P_GRANT && hdr.recirc.pend == 1)) {
-            hdr.a_nl.ts[63:32] = ts_hi_rd.execute(meta.hd_idx);
-            hdr.a_nl.ts[31:0] = ts_lo_rd.execute(meta.hd_idx);
-        }
+        flags_op.apply();   /* (flags_op's comment) */
+        lease_op.apply();
+        gtime_op.apply();
+        ts_op.apply();
         /* A withdrawal found its request live (flags_wdraw marked the slot withdrawn; the
          * slot view keeps the state it read: no later test of this pass reads it, and the
          * passes after read the flags again); a clean walk's slot at the head is done

@@ -327,11 +327,12 @@ func TestTofinoGateways(t *testing.T) {
 	for _, g := range tofino1Estimate(t).Gateways {
 		t.Errorf("the estimate reports %v, which the compiler took", g)
 	}
-	const split = "if (hdr.nl.ts[63:32] != 0) { has_ts = 1; }\n        if (hdr.nl.ts[31:0] != 0) { has_ts = 1; }"
-	const whole = "if (hdr.nl.ts != 0) { has_ts = 1; }"
-	src := strings.Replace(string(dataplane.TNA.Source), split, whole, 1)
+	// (The timestamp is req_flags' key now; the test is added after it.)
+	const site = "        req_flags.apply();"
+	const whole = "\n        if (hdr.nl.ts != 0) { has_ts = 1; }"
+	src := strings.Replace(string(dataplane.TNA.Source), site, site+whole, 1)
 	if src == string(dataplane.TNA.Source) {
-		t.Fatalf("the program no longer has %q", split)
+		t.Fatalf("the program no longer has %q", site)
 	}
 	prog := dataplane.TNA
 	prog.Source = []byte(src)
