@@ -355,6 +355,7 @@ func (c *checker) tnaPipelineRules() {
 				c.tnaSubActionData(b)
 				c.tnaSharedCounters(b)
 				c.tnaTableExterns(b)
+				c.tnaActionAnswers(b)
 				c.tnaGatewayConditions(b)
 				c.tnaImmediateBits(b)
 			}

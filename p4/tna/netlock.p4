@@ -2565,37 +2565,48 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         size = 8;
     }
-    action ts_wr() {
-        ts_hi_wr.execute(meta.hd_idx);
-        ts_lo_wr.execute(meta.hd_idx);
-    }
-    action ts_rd() {
-        hdr.a_nl.ts[63:32] = ts_hi_rd.execute(meta.hd_idx);
-        hdr.a_nl.ts[31:0] = ts_lo_rd.execute(meta.hd_idx);
-    }
-    table ts_op {
-        key = {
-            ptype           : ternary @name("ptype");
-            meta.tlevel     : ternary @name("tlevel");
-            meta.valid      : ternary @name("valid");
-            has_ts          : ternary @name("has_ts");
-            meta.kind       : ternary @name("kind");
-            meta.phase      : ternary @name("phase");
-            hdr.recirc.pend : ternary @name("pend");
+    /* The timestamp's halves, a table each: an action writes the answer of one register
+     * action (bf-p4c: "At most one stateful ALU operation with a given address is allowed per
+     * action", 2026-12-01); TS_KEY, TS_ENTRIES(A_WR, A_RD) their common key and entries. */
+#define TS_KEY \
+        key = { \
+            ptype           : ternary @name("ptype"); \
+            meta.tlevel     : ternary @name("tlevel"); \
+            meta.valid      : ternary @name("valid"); \
+            has_ts          : ternary @name("has_ts"); \
+            meta.kind       : ternary @name("kind"); \
+            meta.phase      : ternary @name("phase"); \
+            hdr.recirc.pend : ternary @name("pend"); \
         }
-        actions = { ts_wr; ts_rd; NoAction; }
+#define TS_ENTRIES(A_WR, A_RD) \
+        const entries = { \
+            (P_WRITE, _, _, _, _, _, _) : A_WR(); \
+            (P_PROBE, 2, _, _, _, _, _) : NoAction(); \
+            (P_PROBE, _, 1, 1, _, _, _) : A_WR(); \
+            (P_REL, 2, _, _, _, _, _) : NoAction(); \
+            (P_REL, _, _, _, _, _, _) : A_RD(); \
+            (P_RW, _, _, _, _, _, _) : A_RD(); \
+            (_, _, _, _, K_ADMIN, PH_PROBE3, _) : A_RD(); \
+            (P_GRANT, _, _, _, _, _, 1) : A_RD(); \
+        }
+    action tsh_wr() { ts_hi_wr.execute(meta.hd_idx); }
+    action tsh_rd() { hdr.a_nl.ts[63:32] = ts_hi_rd.execute(meta.hd_idx); }
+    table ts_hi_op {
+        TS_KEY
+        actions = { tsh_wr; tsh_rd; NoAction; }
         const default_action = NoAction();
         /* ptype, tlevel, valid, has_ts, kind, phase, pend */
-        const entries = {
-            (P_WRITE, _, _, _, _, _, _) : ts_wr();
-            (P_PROBE, 2, _, _, _, _, _) : NoAction();
-            (P_PROBE, _, 1, 1, _, _, _) : ts_wr();
-            (P_REL, 2, _, _, _, _, _) : NoAction();
-            (P_REL, _, _, _, _, _, _) : ts_rd();
-            (P_RW, _, _, _, _, _, _) : ts_rd();
-            (_, _, _, _, K_ADMIN, PH_PROBE3, _) : ts_rd();
-            (P_GRANT, _, _, _, _, _, 1) : ts_rd();
-        }
+        TS_ENTRIES(tsh_wr, tsh_rd)
+        size = 16;
+    }
+    action tsl_wr() { ts_lo_wr.execute(meta.hd_idx); }
+    action tsl_rd() { hdr.a_nl.ts[31:0] = ts_lo_rd.execute(meta.hd_idx); }
+    table ts_lo_op {
+        TS_KEY
+        actions = { tsl_wr; tsl_rd; NoAction; }
+        const default_action = NoAction();
+        /* ptype, tlevel, valid, has_ts, kind, phase, pend */
+        TS_ENTRIES(tsl_wr, tsl_rd)
         size = 16;
     }
     /* The admin first pass: the operation it carries out (ad) and its result, into hdr.admin
@@ -3538,7 +3549,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         flags_op.apply();   /* (flags_op's comment) */
         lease_op.apply();
         gtime_op.apply();
-        ts_op.apply();
+        ts_hi_op.apply();
+        ts_lo_op.apply();
         /* A withdrawal found its request live (flags_wdraw marked the slot withdrawn; the
          * slot view keeps the state it read: no later test of this pass reads it, and the
          * passes after read the flags again); a clean walk's slot at the head is done

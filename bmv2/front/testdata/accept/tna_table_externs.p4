@@ -1,9 +1,8 @@
 /* The accepted twins of reject/tna_table_externs.p4 (bf-p4c 9.13.4 compiles this on both
  * targets, 2026-11-30): every action of split_use runs both registers (the other with a read
  * whose answer is dropped), and hash_default has no default action that hashes (an entry
- * matching every key runs it). both_answers writes two register actions' answers in one
- * action, which the compiler accepts for these 32-bit answers at one index (not for 16-bit
- * ones: not checked by the front end, check_tna_mau.go's tnaTableExterns). */
+ * matching every key runs it). both_answers runs two register actions in one action and
+ * writes the answer of one (two answers: reject/tna_two_answers.p4). */
 /* Shared scaffolding for the TNA reject corpus: each test declares control Ing and the
  * Pipeline/Switch instances, or uses tna_main.inc for them. */
 #include <core.p4>
@@ -79,8 +78,8 @@ control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_i
         size = 16;
     }
     action both() {
-        md.val = rd2.execute(md.idx[7:0]);
-        md.wide[31:0] = rd3.execute(md.idx[7:0]);
+        hdr.eth.src[31:0] = rd2.execute(md.idx[7:0]);
+        rd3.execute(md.idx[7:0]);
     }
     table both_answers {
         key = { md.idx : exact; }
