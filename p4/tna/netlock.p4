@@ -1681,6 +1681,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     bit<1>  retry;
     bit<1>  t_in;
     bit<1>  t_end;
+    /* sv_flags' answer: the slot view's state is live (USED, in gnext's stage); kind_fix's:
+     * the admin passes after the first (adm2), the probe's second and third */
+    bit<1>  sv_live;
+    bit<1>  adm2;
+    bit<1>  ph_probe2;
+    bit<1>  ph_probe3;
+    /* clean_done: a clean walk's slot at the head is done (released or withdrawn) */
+    bit<1>  clean_done;
 
     /* The request's flags, one table with const entries, first match first (five logical
      * tables as ifs): has_ts, its timestamp is not 0 (a 64-bit key: as a gateway's test it
@@ -1737,13 +1745,161 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         size = 8;
     }
+    /* The pass: as received, resubmitted (resubmit header) or recirculated (its header): its
+     * phase, the port it came in on, the work flags; a pass as received (or resubmitted as
+     * received) gets a fresh recirculation header. One table with const entries (five logical
+     * tables as ifs); each field written once (two writes of a field are two stages to
+     * bf-p4c: an output dependency). */
+#define PASS_FRESH_RECIRC \
+        meta.in_port = ig_md.ingress_port; \
+        meta.wflags = 0; \
+        hdr.recirc.setValid(); \
+        hdr.recirc.phase = PH_FRESH; \
+        hdr.recirc.wflags = 0; \
+        hdr.recirc.send = 0; \
+        hdr.recirc.pad0 = 0; \
+        hdr.recirc.pad1 = 0; \
+        hdr.recirc.in_port = ig_md.ingress_port; \
+        hdr.recirc.pend = 0; \
+        hdr.recirc.examine = 0; \
+        hdr.recirc.pclean = 0; \
+        hdr.recirc.binc_qe = 0;
+#define PASS_RECIRC \
+        meta.in_port = hdr.recirc.in_port; \
+        meta.wflags = hdr.recirc.wflags; \
+        hdr.recirc.binc_qe = 0;
+    action pi_resub_recirc() {
+        meta.phase = meta.resub.phase;
+        PASS_RECIRC
+    }
+    action pi_resub_fresh() {
+        meta.phase = meta.resub.phase;
+        PASS_FRESH_RECIRC
+    }
+    action pi_recirc() {
+        meta.phase = hdr.recirc.phase;
+        PASS_RECIRC
+    }
+    action pi_fresh() {
+        meta.phase = PH_FRESH;
+        PASS_FRESH_RECIRC
+    }
+    table pass_in {
+        key = {
+            ig_md.resubmit_flag  : exact @name("resubmit");
+            hdr.recirc.isValid() : exact @name("recirc");
+        }
+        actions = { pi_resub_recirc; pi_resub_fresh; pi_recirc; pi_fresh; }
+        const default_action = pi_fresh();
+        const entries = {
+            (1, true) : pi_resub_recirc();
+            (1, false) : pi_resub_fresh();
+            (0, true) : pi_recirc();
+        }
+        size = 4;
+    }
+    /* After pass_type: the admin passes after the first (adm2) and the probe's second and
+     * third (ph_probe2, ph_probe3), by the phase; a lock request whose lock or server is not
+     * known routed (kind K_ROUTE: LOCK_OK). One table with const entries (four logical tables
+     * as ifs). */
+    action adm_is(bit<1> a2, bit<1> p2, bit<1> p3) {
+        adm2 = a2;
+        ph_probe2 = p2;
+        ph_probe3 = p3;
+    }
+    action kind_route() {
+        adm_is(0, 0, 0);
+        meta.kind = K_ROUTE;
+    }
+    table kind_fix {
+        key = {
+            meta.kind   : ternary @name("kind");
+            meta.phase  : ternary @name("phase");
+            meta.hit    : ternary @name("hit");
+            meta.srv_ok : ternary @name("srv_ok");
+        }
+        actions = { adm_is; kind_route; }
+        const default_action = adm_is(0, 0, 0);
+        /* kind, phase, hit, srv_ok */
+        const entries = {
+            (K_ADMIN, PH_PROBE2, _, _) : adm_is(1, 1, 0);
+            (K_ADMIN, PH_PROBE3, _, _) : adm_is(1, 0, 1);
+            (K_ADMIN, PH_RESET2, _, _) : adm_is(1, 0, 0);
+            (K_ADMIN, PH_TBASE2, _, _) : adm_is(1, 0, 0);
+            (K_ADMIN, PH_COOKIE2, _, _) : adm_is(1, 0, 0);
+            (K_LOCK, _, 0, _) : kind_route();
+            (K_LOCK, _, _, 0) : kind_route();
+        }
+        size = 8;
+    }
+    /* The slot view's state (SV_STATE) as the pass reads it: live (sv_live); a withdrawal found
+     * its request live (found: flags_wdraw marked the slot withdrawn; the slot view keeps the
+     * state it read: no later test of this pass reads it, and the passes after read the flags
+     * again); a clean walk's slot at the head is done (released or withdrawn: clean_done),
+     * withdrawn (clean_wd). One table with const entries (six logical tables as ifs). */
+    action sv_is(bit<1> live, bit<1> fnd, bit<1> done, bit<1> wd) {
+        sv_live = live;
+        meta.found = fnd;
+        clean_done = done;
+        clean_wd = wd;
+    }
+    table sv_flags {
+        key = {
+            ptype            : ternary @name("ptype");
+            meta.txn_hi_ok   : ternary @name("txn_hi_ok");
+            meta.txn_lo_ok   : ternary @name("txn_lo_ok");
+            hdr.recirc.cleft : ternary @name("cleft");
+            SV_STATE         : ternary @name("sv_state");
+        }
+        actions = { sv_is; }
+        const default_action = sv_is(0, 0, 0, 0);
+        /* ptype, txn_hi_ok, txn_lo_ok, cleft, sv_state */
+        const entries = {
+            (P_WD, 1, 1, _, SS_LIVE) : sv_is(1, 1, 0, 0);
+            (_, _, _, _, SS_LIVE) : sv_is(1, 0, 0, 0);
+            (P_CLEAN, _, _, 0, _) : sv_is(0, 0, 0, 0);
+            (P_CLEAN, _, _, _, SS_WDRAWN) : sv_is(0, 0, 1, 1);
+            (P_CLEAN, _, _, _, _) : sv_is(0, 0, 1, 0);
+        }
+        size = 8;
+    }
+
+    /* The address the route is looked up for: a routed packet's destination; the slot's
+     * client (as POOL_WHO read it into a_ip.dip) for a grant walk's pending grant, a
+     * force-release and a retry walk's live slot of the request; an admin request's source;
+     * else the requester (normalized above). One table with const entries (four logical
+     * tables as ifs). */
+    action rd_dst() { meta.route_dst = hdr.ipv4.dst; }
+    action rd_slot() { meta.route_dst = hdr.a_ip.dip; }
+    action rd_src() { meta.route_dst = hdr.ipv4.src; }
+    action rd_req() { meta.route_dst = hdr.nl.cip; }
+    table route_pick {
+        key = {
+            meta.kind       : ternary @name("kind");
+            ptype           : ternary @name("ptype");
+            hdr.recirc.pend : ternary @name("pend");
+            forced          : ternary @name("forced");
+            SV_STATE        : ternary @name("sv_state");
+            meta.txn_hi_ok  : ternary @name("txn_hi_ok");
+            meta.txn_lo_ok  : ternary @name("txn_lo_ok");
+        }
+        actions = { rd_dst; rd_slot; rd_src; rd_req; }
+        const default_action = rd_req();
+        /* kind, ptype, pend, forced, sv_state, txn_hi_ok, txn_lo_ok */
+        const entries = {
+            (K_ROUTE, _, _, _, _, _, _) : rd_dst();
+            (_, P_GRANT, 1, _, _, _, _) : rd_slot();
+            (_, P_REL, _, 1, _, _, _) : rd_slot();
+            (_, P_RW, _, _, SS_LIVE, 1, 1) : rd_slot();
+            (K_ADMIN, _, _, _, _, _, _) : rd_src();
+        }
+        size = 8;
+    }
     /* ov_b: an acquire overflows (requests buffered, or the lock paused); r0 and r1: each
      * level's count as q0_op's and q1_op's return it (0 if none runs) */
     bit<1>  ov_b;
     bit<16> r0;
     bit<16> r1;
-    /* clean_done: a clean walk's slot at the head is done (released or withdrawn) */
-    bit<1>  clean_done;
 
     /* lk_wait and lk_wait_hi, a table each (bf-p4c lets an action of a table write one
      * stateful ALU's answer: "At most one stateful ALU operation with a given address is
@@ -3227,34 +3383,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (hdr.adminf.isValid()) {
             hdr.adminf.now = meta.now;
         }
-        /* The pass: as received, resubmitted (resubmit header) or recirculated (its header).
-         * Each field is written once, in exclusive branches: two writes of a field are two
-         * stages to bf-p4c (an output dependency). */
-        if (ig_md.resubmit_flag == 1) {
-            meta.phase = meta.resub.phase;
-        } else if (hdr.recirc.isValid()) {
-            meta.phase = hdr.recirc.phase;
-        } else {
-            meta.phase = PH_FRESH;
-        }
-        if (hdr.recirc.isValid()) {
-            meta.in_port = hdr.recirc.in_port;
-            meta.wflags = hdr.recirc.wflags;
-        } else {
-            meta.in_port = ig_md.ingress_port;
-            meta.wflags = 0;
-            hdr.recirc.setValid();
-            hdr.recirc.phase = PH_FRESH;
-            hdr.recirc.wflags = 0;
-            hdr.recirc.send = 0;
-            hdr.recirc.pad0 = 0;
-            hdr.recirc.pad1 = 0;
-            hdr.recirc.in_port = ig_md.ingress_port;
-            hdr.recirc.pend = 0;
-            hdr.recirc.examine = 0;
-            hdr.recirc.pclean = 0;
-        }
-        hdr.recirc.binc_qe = 0;
+        pass_in.apply();   /* the pass's phase, port and work flags (pass_in's comment) */
         req_flags.apply();   /* has_ts, fresh, retry (req_flags' comment) */
         meta.kind = K_ROUTE;
         /* The request's own checks: a malformed request, a push-back with a wrong key, an admin
@@ -3393,18 +3522,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* Which pass type (pass_type's comment). */
         pass_type.apply();
-        bit<1> adm2 = 0;        /* the admin passes after the first */
-        if (meta.kind == K_ADMIN && (ph == PH_PROBE2 || ph == PH_PROBE3 || ph == PH_RESET2 ||
-                ph == PH_TBASE2 || ph == PH_COOKIE2)) {
-            adm2 = 1;
-        }
-        bit<1> ph_probe2 = 1w0;
-        if (meta.kind == K_ADMIN && ph == PH_PROBE2) { ph_probe2 = 1w1; }   /* adm2's, tested in place */
-        bit<1> ph_probe3 = 1w0;
-        if (meta.kind == K_ADMIN && ph == PH_PROBE3) { ph_probe3 = 1w1; }
-        if (meta.kind == K_LOCK && (meta.hit == 0 || meta.srv_ok == 0)) {
-            meta.kind = K_ROUTE;   /* (LOCK_OK above) */
-        }
+        kind_fix.apply();   /* adm2, ph_probe2, ph_probe3; a lock request without its lock or server routed (kind_fix's comment) */
         if (meta.kind != K_ROUTE) {
             /* The requester's address: a push-back's client (cip, cport, as the server sent
              * them), else the datagram's source, written into the request's cip and cport in
@@ -3555,18 +3673,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * slot view keeps the state it read: no later test of this pass reads it, and the
          * passes after read the flags again); a clean walk's slot at the head is done
          * (released or withdrawn). */
-        clean_done = 0;
-        clean_wd = 0;
-        bit<1> sv_live = 0;   /* the slot view's state is live (USED, in gnext's stage) */
-        if (SV_STATE == SS_LIVE) { sv_live = 1; }
-        if (ptype == P_WD && TXN_OK && SV_STATE == SS_LIVE) {
-            meta.found = 1;
-        } else if (ptype == P_CLEAN && hdr.recirc.cleft > 0 && SV_STATE != SS_LIVE) {
-            clean_done = 1;
-            if (SV_STATE == SS_WDRAWN) {
-                clean_wd = 1;
-            }
-        }
+        sv_flags.apply();   /* sv_live, found, clean_done, clean_wd (sv_flags' comment) */
 
         /* ================= stage: the next hop ================= */
         /* The route is looked up here, not after the answer is decided: a pass sends at most
@@ -3576,16 +3683,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * answer to the requester; a packet routed through to its
          * IPv4 destination. The result is used only when a routed answer goes out (or the packet
          * is routed); route_hits counts every lookup (docs/dataplane.md, "What differs"). */
-        if (meta.kind == K_ROUTE) {
-            meta.route_dst = hdr.ipv4.dst;
-        } else if ((ptype == P_GRANT && hdr.recirc.pend == 1) || (ptype == P_REL && forced == 1) ||
-                (ptype == P_RW && SV_STATE == SS_LIVE && TXN_OK)) {
-            meta.route_dst = hdr.a_ip.dip;   /* the slot's client, as POOL_WHO read it */
-        } else if (meta.kind == K_ADMIN) {
-            meta.route_dst = hdr.ipv4.src;
-        } else {
-            meta.route_dst = hdr.nl.cip;   /* the requester (normalized above) */
-        }
+        route_pick.apply();   /* (route_pick's comment) */
         if (meta.kind != K_ROUTE || hdr.ipv4.isValid()) {
             ipv4_lpm.apply();
         }
