@@ -1682,11 +1682,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     bit<1>  t_in;
     bit<1>  t_end;
     /* sv_flags' answer: the slot view's state is live (USED, in gnext's stage); kind_fix's:
-     * the admin passes after the first (adm2), the probe's second and third */
+     * the admin passes after the first (adm2) */
     bit<1>  sv_live;
     bit<1>  adm2;
-    bit<1>  ph_probe2;
-    bit<1>  ph_probe3;
+    /* qe_pick's answer: queue-empty is due */
+    bit<1>  qe;
     /* clean_done: a clean walk's slot at the head is done (released or withdrawn) */
     bit<1>  clean_done;
 
@@ -1745,6 +1745,42 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         size = 8;
     }
+    /* Whether the head moved (adv), and the worked level's occupied count to decrement with
+     * it (q_dec0, q_dec1): head_at's (HOP_AT, a valid release) when the head was at h_arg's
+     * offset in either lap (meta.hdiff = head - h_arg, 0 in its low 15 bits), head_eq's
+     * (HOP_EQ, a clean walk with slots left over a slot that is not live) when it was at
+     * h_arg. One table with const entries (eight logical tables as ifs, two of them gateways
+     * that merged with none). */
+    action adv_dec0() {
+        adv = 1;
+        meta.q_dec0 = 1;
+    }
+    action adv_dec1() {
+        adv = 1;
+        meta.q_dec1 = 1;
+    }
+    table hop_pick {
+        key = {
+            ptype            : ternary @name("ptype");
+            meta.valid       : ternary @name("valid");
+            hdr.recirc.cleft : ternary @name("cleft");
+            SV_STATE         : ternary @name("sv_state");
+            meta.hdiff       : ternary @name("hdiff");
+            meta.level       : ternary @name("level");
+        }
+        actions = { adv_dec0; adv_dec1; NoAction; }
+        const default_action = NoAction();
+        /* ptype, valid, cleft, sv_state, hdiff, level */
+        const entries = {
+            (P_REL, 1, _, _, 0 &&& 0x7fff, 0) : adv_dec0();
+            (P_REL, 1, _, _, 0 &&& 0x7fff, _) : adv_dec1();
+            (P_CLEAN, _, 0, _, _, _) : NoAction();
+            (P_CLEAN, _, _, SS_LIVE, _, _) : NoAction();
+            (P_CLEAN, _, _, _, 0, 0) : adv_dec0();
+            (P_CLEAN, _, _, _, 0, _) : adv_dec1();
+        }
+        size = 8;
+    }
     /* The pass: as received, resubmitted (resubmit header) or recirculated (its header): its
      * phase, the port it came in on, the work flags; a pass as received (or resubmitted as
      * received) gets a fresh recirculation header. One table with const entries (five logical
@@ -1798,17 +1834,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         size = 4;
     }
-    /* After pass_type: the admin passes after the first (adm2) and the probe's second and
-     * third (ph_probe2, ph_probe3), by the phase; a lock request whose lock or server is not
-     * known routed (kind K_ROUTE: LOCK_OK). One table with const entries (four logical tables
-     * as ifs). */
-    action adm_is(bit<1> a2, bit<1> p2, bit<1> p3) {
-        adm2 = a2;
-        ph_probe2 = p2;
-        ph_probe3 = p3;
-    }
+    /* After pass_type: the admin passes after the first (adm2), by the phase; a lock request
+     * whose lock or server is not known routed (kind K_ROUTE: LOCK_OK). One table with const
+     * entries (four logical tables as ifs, with the probe's second and third pass's flags,
+     * which the tables keyed on the kind and phase made dead). */
+    action adm_is(bit<1> a2) { adm2 = a2; }
     action kind_route() {
-        adm_is(0, 0, 0);
+        adm2 = 0;
         meta.kind = K_ROUTE;
     }
     table kind_fix {
@@ -1819,14 +1851,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.srv_ok : ternary @name("srv_ok");
         }
         actions = { adm_is; kind_route; }
-        const default_action = adm_is(0, 0, 0);
+        const default_action = adm_is(0);
         /* kind, phase, hit, srv_ok */
         const entries = {
-            (K_ADMIN, PH_PROBE2, _, _) : adm_is(1, 1, 0);
-            (K_ADMIN, PH_PROBE3, _, _) : adm_is(1, 0, 1);
-            (K_ADMIN, PH_RESET2, _, _) : adm_is(1, 0, 0);
-            (K_ADMIN, PH_TBASE2, _, _) : adm_is(1, 0, 0);
-            (K_ADMIN, PH_COOKIE2, _, _) : adm_is(1, 0, 0);
+            (K_ADMIN, PH_PROBE2, _, _) : adm_is(1);
+            (K_ADMIN, PH_PROBE3, _, _) : adm_is(1);
+            (K_ADMIN, PH_RESET2, _, _) : adm_is(1);
+            (K_ADMIN, PH_TBASE2, _, _) : adm_is(1);
+            (K_ADMIN, PH_COOKIE2, _, _) : adm_is(1);
             (K_LOCK, _, 0, _) : kind_route();
             (K_LOCK, _, _, 0) : kind_route();
         }
@@ -1900,6 +1932,39 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     bit<1>  ov_b;
     bit<16> r0;
     bit<16> r1;
+    /* Queue-empty is due (qe): no occupied slot at either level (r0 and r1, q0_op's and
+     * q1_op's counts, tested before the copy into qv), the lock not paused, and requests
+     * buffered: for an overflow counted in lk_buf (P_BINC) when a full level decided it
+     * (binc_qe) and the level has slots, for the admin's set-buffered the count it set
+     * (b_val), else lk_buf's count before this pass (bv). One table with const entries
+     * (six logical tables as ifs, three of them gateways that merged with none). */
+    action qe_is(bit<1> v) { qe = v; }
+    table qe_pick {
+        key = {
+            r0                 : ternary @name("r0");
+            r1                 : ternary @name("r1");
+            meta.paused        : ternary @name("paused");
+            ptype              : ternary @name("ptype");
+            hdr.recirc.binc_qe : ternary @name("binc_qe");
+            meta.size          : ternary @name("size");
+            ad                 : ternary @name("ad");
+            meta.b_val         : ternary @name("b_val");
+            meta.bv            : ternary @name("bv");
+        }
+        actions = { qe_is; }
+        const default_action = qe_is(0);
+        /* r0, r1, paused, ptype, binc_qe, size, ad, b_val, bv */
+        const entries = {
+            (0, 0, 0, P_BINC, 1, 0, _, _, _) : qe_is(0);
+            (0, 0, 0, P_BINC, 1, _, _, _, _) : qe_is(1);
+            (0, 0, 0, P_BINC, _, _, _, _, _) : qe_is(0);
+            (0, 0, 0, _, _, _, AD_SETB, 0, _) : qe_is(0);
+            (0, 0, 0, _, _, _, AD_SETB, _, _) : qe_is(1);
+            (0, 0, 0, _, _, _, _, _, 0) : qe_is(0);
+            (0, 0, 0, _, _, _, _, _, _) : qe_is(1);
+        }
+        size = 8;
+    }
 
     /* lk_wait and lk_wait_hi, a table each (bf-p4c lets an action of a table write one
      * stateful ALU's answer: "At most one stateful ALU operation with a given address is
@@ -3522,7 +3587,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* Which pass type (pass_type's comment). */
         pass_type.apply();
-        kind_fix.apply();   /* adm2, ph_probe2, ph_probe3; a lock request without its lock or server routed (kind_fix's comment) */
+        kind_fix.apply();   /* adm2; a lock request without its lock or server routed (kind_fix's comment) */
         if (meta.kind != K_ROUTE) {
             /* The requester's address: a push-back's client (cip, cport, as the server sent
              * them), else the datagram's source, written into the request's cip and cport in
@@ -3728,28 +3793,23 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: the tenant meter ================= */
-        if (ptype == P_ACQ || ptype == P_TRY) {
-            if (meta.kind == K_LOCK && fresh == 1) {
-                /* The accept log of p4/netlock.p4 (log_msg) has no Tofino counterpart. */
-            }
-            if (meta.kind == K_LOCK && (meta.wflags & (WF_NOMETER | WF_DUP)) == 0 && retry == 0 &&
-                    meta.ended_hit == 0 && meta.dup_hit == 0) {
-                tenant_quota.apply();
-            }
+        /* (The accept log of p4/netlock.p4, log_msg, has no Tofino counterpart.) The pass's
+         * type is tested in each condition, not in an if around them: an if whose branch
+         * holds only ifs is a gateway of its own, a logical table (Graph.LogicalTables). */
+        if ((ptype == P_ACQ || ptype == P_TRY) && meta.kind == K_LOCK && (meta.wflags & (WF_NOMETER | WF_DUP)) == 0 &&
+                retry == 0 && meta.ended_hit == 0 && meta.dup_hit == 0) {
+            tenant_quota.apply();
         }
         acq_go = 0;      /* the acquire takes a slot or overflows */
-        if (ptype == P_ACQ || ptype == P_TRY) {
-            if (meta.ended_hit == 1) {
-                /* a late copy of a request that ended: ignored */
-            } else if (meta.dup_hit == 1) {
-                /* a copy of a request seen and not ended: a retransmission */
-                hdr.recirc.wflags = hdr.recirc.wflags | WF_DUP;
-                AGAIN(PH_FRESH);
-            } else if (meta.quota == 1 && meta.meter_color != 0) {
-                ans_echo(OP_REJECT, 0, ST_QUOTA);
-            } else {
-                acq_go = 1;
-            }
+        /* a late copy of a request that ended (ended_hit): ignored */
+        if ((ptype == P_ACQ || ptype == P_TRY) && meta.ended_hit == 0 && meta.dup_hit == 1) {
+            /* a copy of a request seen and not ended: a retransmission */
+            hdr.recirc.wflags = hdr.recirc.wflags | WF_DUP;
+            AGAIN(PH_FRESH);
+        } else if ((ptype == P_ACQ || ptype == P_TRY) && meta.ended_hit == 0 && meta.quota == 1 && meta.meter_color != 0) {
+            ans_echo(OP_REJECT, 0, ST_QUOTA);
+        } else if ((ptype == P_ACQ || ptype == P_TRY) && meta.ended_hit == 0) {
+            acq_go = 1;
         }
 
         /* ================= stage: the heads ================= */
@@ -3775,19 +3835,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * is, not from adv after it (a stage more before lk_q). */
         meta.q_dec0 = 0;
         meta.q_dec1 = 0;
-#define Q_DEC if (meta.level == 0) { meta.q_dec0 = 1; } else { meta.q_dec1 = 1; }
         adv = 0;
-        if (HOP_AT) {
-            if (meta.hdiff[14:0] == 0) {
-                adv = 1;
-                Q_DEC
-            }
-        } else if (HOP_EQ) {
-            if (meta.hdiff == 0) {
-                adv = 1;
-                Q_DEC
-            }
-        }
+        hop_pick.apply();   /* adv and the level's q_dec (hop_pick's comment) */
         if (adv == 1) {
             head = head + meta.h_step;
         }
@@ -3841,16 +3890,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * more now; set-buffered: the count set), unless paused. PH_BINC checks only when a full
          * level of some slots decided its overflow (the level may have drained since; requests
          * buffered before had it announced by whoever drained it). */
-        bit<1> qe = 1w0;
-        if (r0 == 0 && r1 == 0 && meta.paused == 0) {   /* qv's and qo's, tested before the copy */
-            if (ptype == P_BINC) {
-                if (hdr.recirc.binc_qe == 1 && meta.size != 0) { qe = 1w1; }
-            } else if (ad == AD_SETB) {
-                if (meta.b_val != 0) { qe = 1w1; }   /* the count just set */
-            } else if (meta.bv != 0) {
-                qe = 1w1;
-            }
-        }
+        qe_pick.apply();   /* (qe_pick's comment) */
         bit<1> qdone = 1w1;
         if (meta.dv == 0) { qdone = 1w0; }
         /* An acquire or a push-back overflows when it took no slot (q_take returns 1 when it
