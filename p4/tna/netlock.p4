@@ -1685,8 +1685,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * the admin passes after the first (adm2) */
     bit<1>  sv_live;
     bit<1>  adm2;
-    /* qe_pick's answer: queue-empty is due */
+    /* qe_pick's answer: queue-empty is due; ov_pick's: lk_buf one more in the next pass
+     * (PH_BINC), and a full level decided it (check queue-empty there) */
     bit<1>  qe;
+    bit<1>  binc;
+    bit<1>  binc_qe;
     /* clean_done: a clean walk's slot at the head is done (released or withdrawn) */
     bit<1>  clean_done;
 
@@ -1780,6 +1783,75 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             (P_CLEAN, _, _, _, 0, _) : adv_dec1();
         }
         size = 8;
+    }
+    /* The request normalized, one table with const entries (seven logical tables as ifs).
+     * The requester's address: a push-back's client (cip, cport, as the server sent them,
+     * rq_fwd), else the datagram's source, written into the request's cip and cport in place
+     * (every pass: the same again after a recirculation, the packet as it came after a
+     * resubmission), so that the request's fields name the requester in every pass with no
+     * metadata copy. A lock request goes out only as the answers built from it; an admin
+     * request goes back to the controller, so its cip and cport stay as they came (its passes
+     * use the requester's address only for the route lookup). A lease of 0 keeps the rack's
+     * default (set by the rack table); any other is clamped to the rack's maximum (min: a
+     * Tofino gateway compares a field with a constant only). A routed packet has none of
+     * these. forced: the pass is an admin force-release's (WF_FORCED), for every kind. */
+    action rn_route(bit<1> f) { forced = f; }
+    action rn_pb(bit<1> f) {
+        meta.rq_fwd = 1;
+        forced = f;
+    }
+    action rn_pb_l(bit<1> f) {
+        meta.rq_fwd = 1;
+        meta.lease = min(hdr.nl.lease, meta.max_lease);
+        forced = f;
+    }
+    action rn_lock(bit<1> f) {
+        hdr.nl.cip = hdr.ipv4.src;
+        hdr.nl.cport = hdr.udp.src;
+        meta.rq_fwd = 0;
+        forced = f;
+    }
+    action rn_lock_l(bit<1> f) {
+        hdr.nl.cip = hdr.ipv4.src;
+        hdr.nl.cport = hdr.udp.src;
+        meta.rq_fwd = 0;
+        meta.lease = min(hdr.nl.lease, meta.max_lease);
+        forced = f;
+    }
+    action rn_other(bit<1> f) {
+        meta.rq_fwd = 0;
+        forced = f;
+    }
+    action rn_other_l(bit<1> f) {
+        meta.rq_fwd = 0;
+        meta.lease = min(hdr.nl.lease, meta.max_lease);
+        forced = f;
+    }
+    table req_norm {
+        key = {
+            meta.kind    : ternary @name("kind");
+            hdr.nl.lease : ternary @name("lease");
+            meta.wflags  : ternary @name("wflags");
+        }
+        actions = { rn_route; rn_pb; rn_pb_l; rn_lock; rn_lock_l; rn_other; rn_other_l; }
+        const default_action = rn_other_l(0);
+        /* kind, lease, wflags */
+        const entries = {
+            (K_ROUTE, _, WF_FORCED &&& WF_FORCED) : rn_route(1);
+            (K_ROUTE, _, _) : rn_route(0);
+            (K_PB, 0, WF_FORCED &&& WF_FORCED) : rn_pb(1);
+            (K_PB, 0, _) : rn_pb(0);
+            (K_PB, _, WF_FORCED &&& WF_FORCED) : rn_pb_l(1);
+            (K_PB, _, _) : rn_pb_l(0);
+            (K_LOCK, 0, WF_FORCED &&& WF_FORCED) : rn_lock(1);
+            (K_LOCK, 0, _) : rn_lock(0);
+            (K_LOCK, _, WF_FORCED &&& WF_FORCED) : rn_lock_l(1);
+            (K_LOCK, _, _) : rn_lock_l(0);
+            (_, 0, WF_FORCED &&& WF_FORCED) : rn_other(1);
+            (_, 0, _) : rn_other(0);
+            (_, _, WF_FORCED &&& WF_FORCED) : rn_other_l(1);
+        }
+        size = 16;
     }
     /* The pass: as received, resubmitted (resubmit header) or recirculated (its header): its
      * phase, the port it came in on, the work flags; a pass as received (or resubmitted as
@@ -1962,6 +2034,42 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             (0, 0, 0, _, _, _, AD_SETB, _, _) : qe_is(1);
             (0, 0, 0, _, _, _, _, _, 0) : qe_is(0);
             (0, 0, 0, _, _, _, _, _, _) : qe_is(1);
+        }
+        size = 8;
+    }
+    /* An acquire or push-back that took no slot at either level (took0, took1: q_take's
+     * answers) overflows (meta.ov): a push-back goes back to the server's q2 (binc_qe: check
+     * queue-empty in the next pass), with lk_buf put back one (binc) if buf_dec took one off
+     * (bv); an acquire is buffered at the server (binc), and a full level decided it when no
+     * request was buffered and the lock is not paused (ov_b 0: binc_qe). A try that goes on
+     * would overflow when requests are buffered or the lock paused (ov_b) or a level is full
+     * (qv). One table with const entries (about ten logical tables as ifs). */
+    action ov_is(bit<1> o, bit<1> bqe, bit<1> b) {
+        meta.ov = o;
+        binc_qe = bqe;
+        binc = b;
+    }
+    table ov_pick {
+        key = {
+            ptype     : ternary @name("ptype");
+            acq_go    : ternary @name("acq_go");
+            took0     : ternary @name("took0");
+            took1     : ternary @name("took1");
+            meta.kind : ternary @name("kind");
+            meta.bv   : ternary @name("bv");
+            ov_b      : ternary @name("ov_b");
+            meta.qv   : ternary @name("qv");
+        }
+        actions = { ov_is; NoAction; }
+        const default_action = NoAction();
+        /* ptype, acq_go, took0, took1, kind, bv, ov_b, qv */
+        const entries = {
+            (P_ACQ, 1, 0, 0, K_PB, 0, _, _) : ov_is(1, 1, 0);
+            (P_ACQ, 1, 0, 0, K_PB, _, _, _) : ov_is(1, 1, 1);
+            (P_ACQ, 1, 0, 0, _, _, 0, _) : ov_is(1, 1, 1);
+            (P_ACQ, 1, 0, 0, _, _, _, _) : ov_is(1, 0, 1);
+            (P_TRY, 1, _, _, _, _, 1, _) : ov_is(1, 0, 0);
+            (P_TRY, 1, _, _, _, _, _, 1) : ov_is(1, 0, 0);
         }
         size = 8;
     }
@@ -3588,35 +3696,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* Which pass type (pass_type's comment). */
         pass_type.apply();
         kind_fix.apply();   /* adm2; a lock request without its lock or server routed (kind_fix's comment) */
-        if (meta.kind != K_ROUTE) {
-            /* The requester's address: a push-back's client (cip, cport, as the server sent
-             * them), else the datagram's source, written into the request's cip and cport in
-             * place (every pass: the same again after a recirculation, the packet as it came
-             * after a resubmission), so that the request's fields name the requester in every
-             * pass with no metadata copy. A lock request goes out only as the answers built
-             * from it; an admin request goes back to the controller, so its cip and cport stay
-             * as they came (its passes use the requester's address only for the route lookup,
-             * below). */
-            if (meta.kind == K_PB) {
-                meta.rq_fwd = 1;
-            } else {
-                if (meta.kind == K_LOCK) {
-                    hdr.nl.cip = hdr.ipv4.src;
-                    hdr.nl.cport = hdr.udp.src;
-                }
-                meta.rq_fwd = 0;
-            }
-            /* A lease of 0 keeps the rack's default (set by the rack table); any other is
-             * clamped to the rack's maximum. min, not "lease > max_lease": a Tofino gateway
-             * compares a field with a constant only (bf-p4c: "one operand must be constant");
-             * the ALU's min has no such limit. */
-            if (hdr.nl.lease != 0) {
-                meta.lease = min(hdr.nl.lease, meta.max_lease);
-            }
-        }
+        req_norm.apply();   /* the requester's address, the lease, forced (req_norm's comment) */
         hdr.recirc.wflags = meta.wflags;
-        forced = 0;
-        if ((meta.wflags & WF_FORCED) != 0) { forced = 1; }
         finished = 0;
         walk = 0;
         clean = 0;
@@ -3687,13 +3768,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (ptype == P_GRANT && hdr.recirc.pend == 1) {
             ans_grant_pending();
             h_pend_lo();
+        } else if (ptype == P_WRITE && meta.resub.grant == 1) {
+            /* the writing pass's grant number, which hold_wr writes (0: it waits); the pass
+             * type in each condition (an if whose branch holds only ifs is a gateway of its
+             * own, a logical table) */
+            hdr.recirc.pseq_lo = meta.resub.seq;
         } else if (ptype == P_WRITE) {
-            /* the writing pass's grant number, which hold_wr writes (0: it waits) */
-            if (meta.resub.grant == 1) {
-                hdr.recirc.pseq_lo = meta.resub.seq;
-            } else {
-                hdr.recirc.pseq_lo = 0;
-            }
+            hdr.recirc.pseq_lo = 0;
         }
         txn_hi_op.apply();   /* (txn_hi_op's comment) */
         txn_lo_op.apply();
@@ -3725,7 +3806,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* s_hold: hold_op's comment */
         hold_op.apply();
         if (REL_GO && PRE_OK && TXN_OK && ptype == P_REL) {
-            if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; } else { meta.valid = 0; }
+            /* (else it stays 0: hold_check, the only other write, runs for a lease-probe) */
+            if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; }
         }
 
         /* ================= stage: the pool's flags, lease and timestamp ================= */
@@ -3897,22 +3979,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * took one); a try when requests are buffered, the lock is paused or its level is full
          * (q_full). */
         meta.ov = 0;
-        bit<1> binc = 0;      /* lk_buf one more in the next pass (PH_BINC) */
-        bit<1> binc_qe = 0;   /* ... and a full level decided it: check queue-empty there */
-        if (ptype == P_ACQ && acq_go == 1) {
-            if (took0 == 0 && took1 == 0) {
-                meta.ov = 1;
-                if (meta.kind == K_PB) {
-                    binc_qe = 1;
-                    if (meta.bv != 0) { binc = 1; }   /* put back what buf_dec took off */
-                } else {
-                    binc = 1;
-                    if (ov_b == 0) { binc_qe = 1; }
-                }
-            }
-        } else if (ptype == P_TRY && acq_go == 1) {
-            if (ov_b == 1 || meta.qv == 1) { meta.ov = 1; }
-        }
+        binc = 0;
+        binc_qe = 0;
+        ov_pick.apply();   /* meta.ov, binc, binc_qe (ov_pick's comment) */
 
         /* ================= stage: lk_state ================= */
         /* An acquire takes a place at the lock (tested in place, as REL_GO). */
@@ -4014,13 +4083,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * syntax shows), which made these sections 25 stages of the table dependency graph's
          * critical path (docs/dataplane.md, "Where it stands"). */
         /* ---- acquire: deciding pass (a slot taken: write it in the resubmitted pass) ---- */
-        if (ptype == P_TRY && acq_go == 1) {
-            if (meta.ov == 1 || compat == 0) {
-                ans_echo(OP_REJECT, 0, ST_WOULDBLOCK);
-            } else {
-                hdr.recirc.wflags = hdr.recirc.wflags | WF_NOMETER;
-                AGAIN(PH_ACQ);
-            }
+        /* (A branch's own tests joined to the pass type's, not in an if inside it: an if whose
+         * branch holds only ifs is a gateway of its own, a logical table.) */
+        if (ptype == P_TRY && acq_go == 1 && (meta.ov == 1 || compat == 0)) {
+            ans_echo(OP_REJECT, 0, ST_WOULDBLOCK);
+        } else if (ptype == P_TRY && acq_go == 1) {
+            hdr.recirc.wflags = hdr.recirc.wflags | WF_NOMETER;
+            AGAIN(PH_ACQ);
         } else if (ptype == P_ACQ && acq_go == 1) {
             if (meta.ov == 1) {
                 /* To the server's q2 (a push-back that does not fit goes back, too, with
