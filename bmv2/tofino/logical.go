@@ -51,3 +51,36 @@ func (g *Graph) mergeable(gw *Table) bool {
 	}
 	return false
 }
+
+// StageBound is the fewest stages the logical tables of the graphs (a pipe's ingress and
+// egress, whose tables share a stage's IDs) fit in, given each one's earliest stage
+// (Table.Stage): the tables that can go no earlier than stage s take (stages - s) x 16 IDs at
+// least, so the pipe needs s + ceil(n_s / 16) stages, n_s their count, for every s. Each
+// table counts once and each gateway that merges with no table once, at its own earliest
+// stage. It is a bound, not a placement: bf-p4c's first placement round put the TNA program in
+// this many stages or up to two more at every commit compared (docs/dataplane.md, "The real
+// compiler").
+func StageBound(graphs ...*Graph) int {
+	at := map[int]int{} // logical tables by earliest stage
+	last := 0
+	for _, g := range graphs {
+		if g == nil {
+			continue
+		}
+		for _, t := range g.Tables {
+			if t.Kind == TGateway && g.mergeable(t) {
+				continue
+			}
+			at[t.Stage]++
+			last = max(last, t.Stage)
+		}
+	}
+	bound, n := 0, 0
+	for s := last; s >= 0; s-- {
+		n += at[s]
+		if n > 0 {
+			bound = max(bound, s+(n+LogicalIDs-1)/LogicalIDs)
+		}
+	}
+	return bound
+}

@@ -2,8 +2,10 @@ package tofino
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/netlock-go/netlock/internal/testenv"
@@ -97,6 +99,87 @@ func TestRealLogicalTables(t *testing.T) {
 			}
 			if got, want := r.Placement[0].Tables, tc.tables+tc.gateways; got != want {
 				t.Errorf("the compiler allocated %d logical tables, the case says %d", got, want)
+			}
+		})
+	}
+}
+
+// stageBoundCases are TestStageBound's programs: seventeen tables that depend on nothing (the
+// branches of an if-else chain) need two stages of sixteen logical tables; a chain of three
+// dependent ones, three; both in one graph: eighteen at stage 0 (two stages), the chain's last
+// at stage 2 (three): the larger.
+func stageBoundCases() []struct {
+	name, body string
+	want       int
+} {
+	var wide, chain strings.Builder
+	// An if-else chain: exclusive branches, so no branch's write orders another's.
+	for i := 0; i < 17; i++ {
+		if i > 0 {
+			wide.WriteString("        else ")
+		} else {
+			wide.WriteString("        ")
+		}
+		fmt.Fprintf(&wide, "if (hdr.ethernet.ether_type == %d) { hdr.ethernet.src[15:0] = %d; }\n", i, i+1)
+	}
+	// A chain of three (a slice is its field: the second reads what the first wrote), on
+	// fields the wide case does not write.
+	chain.WriteString(`
+        hdr.ethernet.dst[15:0] = 1;
+        hdr.ethernet.dst[31:16] = hdr.ethernet.dst[15:0];
+        hdr.ethernet.ether_type = hdr.ethernet.dst[31:16];`)
+	return []struct {
+		name, body string
+		want       int
+	}{
+		{"wide", wide.String(), 2},
+		{"chain", chain.String(), 3},
+		{"both", wide.String() + chain.String(), 3},
+	}
+}
+
+// TestStageBound checks StageBound on stageBoundCases.
+func TestStageBound(t *testing.T) {
+	for _, tc := range stageBoundCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			c := checkedProgram(t, program("", tc.body))
+			p, err := pipeOf(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := TableGraph(p.Ingress.Control, c.Const)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := StageBound(g); got != tc.want {
+				tables, gws := g.LogicalTables()
+				t.Errorf("StageBound %d, want %d (%d tables, %d gateways, critical path %d)", got, tc.want, tables, gws, g.Stages)
+			}
+		})
+	}
+}
+
+// TestRealStageBound compiles stageBoundCases with p4c-barefoot (make test-real): the
+// compiler's first placement round takes the case's stages.
+func TestRealStageBound(t *testing.T) {
+	bin := testenv.RealTool(t, "p4c-barefoot")
+	dir := t.TempDir()
+	for _, tc := range stageBoundCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			src := filepath.Join(dir, tc.name+".p4")
+			if err := os.WriteFile(src, []byte(program("", tc.body)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Compile(context.Background(), src, CompileOptions{Compiler: bin, Target: "tofino", Arch: "tna",
+				IncludeDirs: testenv.RealToolsIncludes(), OutDir: filepath.Join(dir, tc.name)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Placement) == 0 {
+				t.Fatalf("no placement round read from table_summary.log")
+			}
+			if got := r.Placement[0].Stages; got != tc.want {
+				t.Errorf("the compiler placed the case in %d stages, the case says %d", got, tc.want)
 			}
 		})
 	}

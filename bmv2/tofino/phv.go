@@ -557,11 +557,11 @@ func (e *ProgramEstimate) Text() string {
 	if e.Chain > r.Stages {
 		fmt.Fprintf(&b, ": more than the pipe's %d, no layout of one pass fits", r.Stages)
 	}
-	lt := e.LogicalTotal()
-	fmt.Fprintf(&b, "\nlogical tables (bf-p4c's, as modelled): %d of the pipe's %d (%d a stage): ingress %d tables and %d gateways that merge with none, egress %d and %d",
-		lt, r.Stages*LogicalIDs, LogicalIDs, e.Logical[0][0], e.Logical[0][1], e.Logical[1][0], e.Logical[1][1])
-	if lt > r.Stages*LogicalIDs {
-		fmt.Fprintf(&b, ": at least %d stages, no layout of one pass fits", (lt+LogicalIDs-1)/LogicalIDs)
+	lt, sb := e.LogicalTotal(), StageBound(e.Graphs[0], e.Graphs[1])
+	fmt.Fprintf(&b, "\nlogical tables (bf-p4c's, as modelled): %d of the pipe's %d (%d a stage): ingress %d tables and %d gateways that merge with none, egress %d and %d; by their earliest stages at least %d stages",
+		lt, r.Stages*LogicalIDs, LogicalIDs, e.Logical[0][0], e.Logical[0][1], e.Logical[1][0], e.Logical[1][1], sb)
+	if lt > r.Stages*LogicalIDs || sb > r.Stages {
+		fmt.Fprintf(&b, ": more than the pipe's %d, no layout of one pass fits", r.Stages)
 	}
 	fmt.Fprintf(&b, "\nstages by dependencies between values: %d counting operations only (%d placed), %d with decisions folded, %d counting every computing assignment\n",
 		e.Floor, e.FloorStages, e.Folded, e.Placed)

@@ -69,7 +69,8 @@ func TestRealTofinoCompile(t *testing.T) {
 					// The logical tables (Graph.LogicalTables) against the first round's: the
 					// whole program when the round placed every table (it stops at a table it
 					// cannot place: then only those before it).
-					t.Logf("%s: logical tables: the compiler's first round %d, the model's %d", target, r.Placement[0].Tables, est.LogicalTotal())
+					t.Logf("%s: logical tables: the compiler's first round %d in %d stages, the model's %d, by their earliest stages at least %d stages",
+						target, r.Placement[0].Tables, r.Placement[0].Stages, est.LogicalTotal(), tofino.StageBound(est.Graphs[0], est.Graphs[1]))
 				}
 				if u := r.PHVUse; r.Unallocated[0].Slices+r.Unallocated[1].Slices > 0 {
 					t.Logf("%s: what the failed allocation placed: %d + %d container bits the stages reach, %d + %d tagalong (ingress + egress)",

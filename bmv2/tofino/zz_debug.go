@@ -1,0 +1,3 @@
+package tofino
+
+func DebugMergeable(g *Graph, t *Table) bool { return t.Kind != TGateway || g.mergeable(t) }
