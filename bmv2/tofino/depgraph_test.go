@@ -1,9 +1,6 @@
 package tofino
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,15 +108,7 @@ var graphRules = map[string]func(*graphModel){
 func TestTableGraph(t *testing.T) {
 	for _, tc := range graphCases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := checkedProgram(t, program(tc.locals, tc.body))
-			p, err := pipeOf(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := TableGraph(p.Ingress.Control, c.Const)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g, p, c := ingressGraph(t, tc.locals, tc.body)
 			if g.Stages != tc.want {
 				var chain []string
 				for _, x := range g.Chain() {
@@ -130,7 +119,7 @@ func TestTableGraph(t *testing.T) {
 			// The negative control: the rule the case shows, turned off, changes the figure.
 			var m graphModel
 			graphRules[tc.rule](&m)
-			g, err = m.build(p.Ingress.Control, c.Const)
+			g, err := m.build(p.Ingress.Control, c.Const)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,23 +138,12 @@ func TestRealTableGraph(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range graphCases {
 		t.Run(tc.name, func(t *testing.T) {
-			src := filepath.Join(dir, tc.name+".p4")
-			if err := os.WriteFile(src, []byte(program(tc.locals, tc.body)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			r, err := Compile(context.Background(), src, CompileOptions{Compiler: bin, Target: "tofino", Arch: "tna",
-				IncludeDirs: testenv.RealToolsIncludes(), OutDir: filepath.Join(dir, tc.name)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Placement) == 0 {
-				t.Fatalf("no placement round read from table_summary.log")
-			}
+			first := firstRound(t, bin, dir, tc.name, tc.locals, tc.body)
 			want := tc.want
 			if tc.compiler != 0 {
 				want = tc.compiler
 			}
-			if got := r.Placement[0].CriticalPath; got != want {
+			if got := first.CriticalPath; got != want {
 				t.Errorf("the compiler's critical path is %d stages, the case says %d", got, want)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netlock-go/netlock/bmv2/front"
 	"github.com/netlock-go/netlock/internal/testenv"
 )
 
@@ -57,15 +58,7 @@ var logicalCases = []struct {
 func TestLogicalTables(t *testing.T) {
 	for _, tc := range logicalCases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := checkedProgram(t, program("", tc.body))
-			p, err := pipeOf(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := TableGraph(p.Ingress.Control, c.Const)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g, _, _ := ingressGraph(t, "", tc.body)
 			tables, gateways := g.LogicalTables()
 			if tables != tc.tables || gateways != tc.gateways {
 				var names []string
@@ -85,19 +78,8 @@ func TestRealLogicalTables(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range logicalCases {
 		t.Run(tc.name, func(t *testing.T) {
-			src := filepath.Join(dir, tc.name+".p4")
-			if err := os.WriteFile(src, []byte(program("", tc.body)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			r, err := Compile(context.Background(), src, CompileOptions{Compiler: bin, Target: "tofino", Arch: "tna",
-				IncludeDirs: testenv.RealToolsIncludes(), OutDir: filepath.Join(dir, tc.name)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Placement) == 0 {
-				t.Fatalf("no placement round read from table_summary.log")
-			}
-			if got, want := r.Placement[0].Tables, tc.tables+tc.gateways; got != want {
+			first := firstRound(t, bin, dir, tc.name, "", tc.body)
+			if got, want := first.Tables, tc.tables+tc.gateways; got != want {
 				t.Errorf("the compiler allocated %d logical tables, the case says %d", got, want)
 			}
 		})
@@ -142,15 +124,7 @@ func stageBoundCases() []struct {
 func TestStageBound(t *testing.T) {
 	for _, tc := range stageBoundCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			c := checkedProgram(t, program("", tc.body))
-			p, err := pipeOf(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := TableGraph(p.Ingress.Control, c.Const)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g, _, _ := ingressGraph(t, "", tc.body)
 			if got := StageBound(g); got != tc.want {
 				tables, gws := g.LogicalTables()
 				t.Errorf("StageBound %d, want %d (%d tables, %d gateways, critical path %d)", got, tc.want, tables, gws, g.Stages)
@@ -166,21 +140,45 @@ func TestRealStageBound(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range stageBoundCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			src := filepath.Join(dir, tc.name+".p4")
-			if err := os.WriteFile(src, []byte(program("", tc.body)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			r, err := Compile(context.Background(), src, CompileOptions{Compiler: bin, Target: "tofino", Arch: "tna",
-				IncludeDirs: testenv.RealToolsIncludes(), OutDir: filepath.Join(dir, tc.name)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Placement) == 0 {
-				t.Fatalf("no placement round read from table_summary.log")
-			}
-			if got := r.Placement[0].Stages; got != tc.want {
+			first := firstRound(t, bin, dir, tc.name, "", tc.body)
+			if got := first.Stages; got != tc.want {
 				t.Errorf("the compiler placed the case in %d stages, the case says %d", got, tc.want)
 			}
 		})
 	}
+}
+
+// firstRound compiles one case's program (program(locals, body)) with p4c-barefoot for Tofino 1
+// into dir and returns the compiler's first placement round.
+func firstRound(t *testing.T, bin, dir, name, locals, body string) PlacementRound {
+	t.Helper()
+	src := filepath.Join(dir, name+".p4")
+	if err := os.WriteFile(src, []byte(program(locals, body)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compile(context.Background(), src, CompileOptions{Compiler: bin, Target: "tofino", Arch: "tna",
+		IncludeDirs: testenv.RealToolsIncludes(), OutDir: filepath.Join(dir, name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Placement) == 0 {
+		t.Fatalf("no placement round read from table_summary.log")
+	}
+	return r.Placement[0]
+}
+
+// ingressGraph checks program(locals, body) and builds its ingress's table dependency graph; it
+// returns the pipe and the checked program too.
+func ingressGraph(t *testing.T, locals, body string) (*Graph, *front.TNAPipe, *front.Checked) {
+	t.Helper()
+	c := checkedProgram(t, program(locals, body))
+	p, err := pipeOf(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := TableGraph(p.Ingress.Control, c.Const)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, p, c
 }
