@@ -1662,6 +1662,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     bit<1>  clean_wd;
     bit<16> g0;
     bit<16> g1;
+    /* head: the worked level's head as head_op returned it (meta.hv); qdone: done slots
+     * follow it (meta.dv != 0) */
+    bit<16> head;
+    bit<1>  qdone;
+    /* examine: a grant walk examines the slot at recirc.cur; pass_on: the walk may go past it;
+     * nc: the position after recirc.cur (QNEXT) */
+    bit<1>  examine;
+    bit<1>  pass_on;
+    bit<16> nc;
     /* acq_go: an acquire or try goes on (not a copy, within its quota); compat: a try's check
      * at lk_state (1: it would be granted); st_to: what state_rel answered (1 a release's,
      * 2 a withdrawal's) */
@@ -3455,6 +3464,495 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* Continue to send an answer decided now (after this pass's one). */
 #define SEND_NEXT(W) hdr.recirc.phase = PH_SEND; hdr.recirc.send = W; meta.cont = 1
 
+
+    /* The release's decisions (a pass of type P_REL): two tables whose const entries are, first
+     * match first, the if-else chains they replace (docs/dataplane.md, "Where it stands": the
+     * decisions' ifs were some seventeen logical tables in the pipe's last stages). V below is
+     * "the token names a level and the release is valid" (tlevel != 2 && valid == 1); NOWALK
+     * "nobody holds or nobody waits" (nhold0 == 0 || w0 == w1 == 0).
+     *
+     * rel_walk: what comes next. Not V: finished. V: a grant walk when nobody holds and
+     * somebody waits (level 0 if it has waiters, else level 1; its first slot the level's
+     * gnext); a clean walk when the head moved and done slots follow it (adv && qdone), or,
+     * with no walk, a force-release that found the queue empty (qe: a clean pass that examines
+     * nothing sends queue-empty); else, with no walk, finished. */
+    action rw_fin() { finished = 1; }
+    action rw_clean_qv() {
+        clean = 1;
+        hdr.recirc.clevel = meta.level;
+        hdr.recirc.cleft = meta.qv;
+        hdr.recirc.chead = head;
+    }
+    action rw_clean_0() {
+        clean = 1;
+        hdr.recirc.clevel = meta.level;
+        hdr.recirc.cleft = 0;
+        hdr.recirc.chead = head;
+    }
+    action rw_walk0() { walk = 1; hdr.recirc.level = 0; hdr.recirc.cur = g0; }
+    action rw_walk1() { walk = 1; hdr.recirc.level = 1; hdr.recirc.cur = g1; }
+    action rw_walk0_clean() { rw_walk0(); rw_clean_qv(); }
+    action rw_walk1_clean() { rw_walk1(); rw_clean_qv(); }
+    table rel_walk {
+        key = {
+            meta.tlevel : ternary @name("tlevel");
+            meta.valid  : ternary @name("valid");
+            meta.nhold0 : ternary @name("nhold0");
+            w0          : ternary @name("w0");
+            w1          : ternary @name("w1");
+            adv         : ternary @name("adv");
+            qdone       : ternary @name("qdone");
+            forced      : ternary @name("forced");
+            qe          : ternary @name("qe");
+        }
+        actions = { rw_fin; rw_clean_qv; rw_clean_0; rw_walk0; rw_walk1; rw_walk0_clean; rw_walk1_clean; }
+        const default_action = rw_fin();
+        /* tlevel, valid, nhold0, w0, w1, adv, qdone, forced, qe */
+        const entries = {
+            (2, _, _, _, _, _, _, _, _) : rw_fin();
+            (_, 0, _, _, _, _, _, _, _) : rw_fin();
+            (_, _, 1, 0, 0, 1, 1, _, _) : rw_clean_qv();
+            (_, _, 1, 0, 0, _, _, 1, 1) : rw_clean_0();
+            (_, _, 1, 0, 0, _, _, _, _) : rw_fin();
+            (_, _, 1, 0, _, 1, 1, _, _) : rw_walk1_clean();   /* w1 != 0 */
+            (_, _, 1, 0, _, _, _, _, _) : rw_walk1();
+            (_, _, 1, _, _, 1, 1, _, _) : rw_walk0_clean();   /* w0 != 0 */
+            (_, _, 1, _, _, _, _, _, _) : rw_walk0();
+            (_, _, _, _, _, 1, 1, _, _) : rw_clean_qv();      /* nhold0 == 0 */
+            (_, _, _, _, _, _, _, 1, 1) : rw_clean_0();
+        }
+        size = 11;
+    }
+    /* rel_answer: the answer. Not V: a force-release's result "not held", a release's reject
+     * (not the holder). V: a force-release tells the old holder its lease ended (lockcore's
+     * expiry answer) and the controller "ok"; a release that starts neither walk (NOWALK and
+     * not adv && qdone) when queue-empty is due sends queue-empty first, then (in the next
+     * pass) its answer; else the release's answer. The answer after a queue-empty
+     * (SEND_NEXT) goes with a valid release's token in a level (t_in), not forced, queue-empty
+     * due, neither walk: with rel_walk's cases, exclusive with next_step's. */
+    action ra_notheld() { hdr.adminf.result = AR_NOTHELD; }
+    action ra_reject() { ans_echo(OP_REJECT, 0, ST_NOTHOLDER); }
+    action ra_reject_ack() { ans_echo(OP_REJECT, 0, ST_NOTHOLDER); SEND_NEXT(SEND_ACK); }
+    action ra_expired() {
+        ans_grant_slot();   /* its ts the slot's, read by the pool's flags block */
+        hdr.a_nl.token_hi = hdr.nl.token_hi;
+        hdr.a_nl.token_lo = hdr.nl.token_lo;
+        hdr.a_nl.op = OP_REJECT;
+        hdr.a_nl.status = ST_LEASEEXP;
+        hdr.a_nl.lease = 0;
+        hdr.adminf.result = AR_OK;
+    }
+    action ra_qe() { ans_queue_empty(); }
+    action ra_qe_ack() { ans_queue_empty(); SEND_NEXT(SEND_ACK); }
+    action ra_release() { ans_echo(OP_RELEASE, FL_REPLY, 0); }
+    table rel_answer {
+        key = {
+            meta.tlevel : ternary @name("tlevel");
+            meta.valid  : ternary @name("valid");
+            forced      : ternary @name("forced");
+            qe          : ternary @name("qe");
+            t_in        : ternary @name("t_in");
+            meta.nhold0 : ternary @name("nhold0");
+            w0          : ternary @name("w0");
+            w1          : ternary @name("w1");
+            adv         : ternary @name("adv");
+            qdone       : ternary @name("qdone");
+        }
+        actions = { ra_notheld; ra_reject; ra_reject_ack; ra_expired; ra_qe; ra_qe_ack; ra_release; }
+        const default_action = ra_release();
+        /* tlevel, valid, forced, qe, t_in, nhold0, w0, w1, adv, qdone */
+        const entries = {
+            (2, _, 1, _, _, _, _, _, _, _) : ra_notheld();
+            (2, 1, 0, 1, 1, _, _, _, _, _) : ra_reject_ack();
+            (2, _, _, _, _, _, _, _, _, _) : ra_reject();
+            (_, 0, 1, _, _, _, _, _, _, _) : ra_notheld();
+            (_, 0, _, _, _, _, _, _, _, _) : ra_reject();
+            (_, _, 1, _, _, _, _, _, _, _) : ra_expired();
+            (_, _, _, 1, 1, 0, _, _, 0, _) : ra_qe_ack();
+            (_, _, _, 1, _, 0, _, _, 0, _) : ra_qe();
+            (_, _, _, 1, 1, 0, _, _, _, 0) : ra_qe_ack();
+            (_, _, _, 1, _, 0, _, _, _, 0) : ra_qe();
+            (_, _, _, 1, 1, _, 0, 0, 0, _) : ra_qe_ack();
+            (_, _, _, 1, _, _, 0, 0, 0, _) : ra_qe();
+            (_, _, _, 1, 1, _, 0, 0, _, 0) : ra_qe_ack();
+            (_, _, _, 1, _, _, 0, 0, _, 0) : ra_qe();
+        }
+        size = 14;
+    }
+
+
+    /* The grant walk's decisions (a pass of type P_GRANT), two tables for the if-else chains
+     * they replace (rel_walk's comment).
+     *
+     * grant_pend: a grant decided here (the slot examined and granted) is pending for the next
+     * pass, which writes its grant number and sends it: its slot, and its number, the one
+     * tok_next returned + 1 (1 after the wrap). recirc.pflags (the slot's mode, priority and
+     * forwarded flag) comes from the pool's flags block; its txn, client, lease and timestamp
+     * are read by the next pass. */
+    action gp_set(bit<32> seq_lo) {
+        hdr.recirc.pend = 1;
+        hdr.recirc.pslot = slot_pend.get({meta.sl_idx});
+        hdr.recirc.pseq_hi = meta.tok_hi;
+        hdr.recirc.pseq_lo = seq_lo;
+    }
+    action gp_next() {
+        hdr.recirc.pend = 1;
+        hdr.recirc.pslot = slot_pend.get({meta.sl_idx});
+        hdr.recirc.pseq_hi = meta.tok_hi;
+        hdr.recirc.pseq_lo = meta.tok_lo + 1;
+    }
+    action gp_none() { hdr.recirc.pend = 0; }
+    table grant_pend {
+        key = {
+            examine     : ternary @name("examine");
+            meta.grant  : ternary @name("grant");
+            meta.tok_lo : ternary @name("tok_lo");
+        }
+        actions = { gp_set; gp_next; gp_none; }
+        const default_action = gp_none();
+        /* examine, grant, tok_lo */
+        const entries = {
+            (1, 1, 0xffffffff) : gp_set(1);
+            (1, 1, _) : gp_next();
+        }
+        size = 2;
+    }
+    /* grant_next: what follows, decided from the pass's tests (the waiters' counts, pass_on),
+     * not from the fields grant_pend writes. The walk stops when it may not go past the slot
+     * or nobody waits: to send the pending grant (a walk pass more), or the clean walk it
+     * was to do after (pclean), or finished. Else it examines the next waiter, at level 0
+     * if it has one, else level 1: the position after cur (nc) when the walk is at that
+     * level, the level's gnext when it moves there. */
+    action gn_stop_walk() { hdr.recirc.examine = 0; walk = 1; }
+    action gn_stop_clean() { hdr.recirc.examine = 0; clean = 1; }
+    action gn_stop_fin() { hdr.recirc.examine = 0; finished = 1; }
+    action gn_next_nc(bit<8> level) {
+        hdr.recirc.examine = 1;
+        walk = 1;
+        hdr.recirc.level = level;
+        hdr.recirc.cur = nc;
+    }
+    action gn_next_g0() { hdr.recirc.examine = 1; walk = 1; hdr.recirc.level = 0; hdr.recirc.cur = g0; }
+    action gn_next_g1() { hdr.recirc.examine = 1; walk = 1; hdr.recirc.level = 1; hdr.recirc.cur = g1; }
+    table grant_next {
+        key = {
+            pass_on           : ternary @name("pass_on");
+            w0                : ternary @name("w0");
+            w1                : ternary @name("w1");
+            examine           : ternary @name("examine");
+            meta.grant        : ternary @name("grant");
+            hdr.recirc.pclean : ternary @name("pclean");
+            meta.level        : ternary @name("level");
+        }
+        actions = { gn_stop_walk; gn_stop_clean; gn_stop_fin; gn_next_nc; gn_next_g0; gn_next_g1; }
+        const default_action = gn_next_g0();
+        /* pass_on, w0, w1, examine, grant, pclean, level */
+        const entries = {
+            (0, _, _, 1, 1, _, _) : gn_stop_walk();
+            (0, _, _, _, _, 1, _) : gn_stop_clean();
+            (0, _, _, _, _, _, _) : gn_stop_fin();
+            (_, 0, 0, 1, 1, _, _) : gn_stop_walk();
+            (_, 0, 0, _, _, 1, _) : gn_stop_clean();
+            (_, 0, 0, _, _, _, _) : gn_stop_fin();
+            (_, 0, _, _, _, _, 1) : gn_next_nc(1);   /* w1 != 0 */
+            (_, 0, _, _, _, _, _) : gn_next_g1();
+            (_, _, _, _, _, _, 0) : gn_next_nc(0);   /* w0 != 0 */
+        }
+        size = 9;
+    }
+
+
+    /* The retry's decisions (rel_walk's comment). rw0_op, its first pass (P_RW0): the walk
+     * starts at the head over the level's occupied slots (qv); with none, a request the switch
+     * does not know (not ended) is acquired again (PH_ACQ, marked a retry miss), one that
+     * ended by force-release told again that its lease ended, any other ended one ignored.
+     * rw_step, a walk pass (P_RW) at a slot that is not the request's live one: the same at
+     * the walk's last slot (left == 1), else on to the next; the count and the position move
+     * on (left - 1, nc). */
+    action r0_set() { hdr.recirc.cur = head; hdr.recirc.left = meta.qv; }
+    action r0_miss() { r0_set(); hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS; AGAIN(PH_ACQ); }
+    action r0_expired() { r0_set(); ans_echo(OP_REJECT, 0, ST_LEASEEXP); }
+    action r0_walk() { r0_set(); AGAIN(PH_RWALK); }
+    table rw0_op {
+        key = {
+            meta.qv          : ternary @name("qv");
+            meta.ended_hit   : ternary @name("ended_hit");
+            meta.expired_hit : ternary @name("expired_hit");
+        }
+        actions = { r0_set; r0_miss; r0_expired; r0_walk; }
+        const default_action = r0_walk();
+        /* qv, ended_hit, expired_hit */
+        const entries = {
+            (0, 0, _) : r0_miss();
+            (0, _, 1) : r0_expired();
+            (0, _, _) : r0_set();
+        }
+        size = 3;
+    }
+    action rs_set() { hdr.recirc.left = hdr.recirc.left - 1; hdr.recirc.cur = nc; }
+    action rs_miss() { rs_set(); hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS; AGAIN(PH_ACQ); }
+    action rs_expired() { rs_set(); ans_echo(OP_REJECT, 0, ST_LEASEEXP); }
+    action rs_walk() { rs_set(); AGAIN(PH_RWALK); }
+    table rw_step {
+        key = {
+            hdr.recirc.left  : ternary @name("left");
+            meta.ended_hit   : ternary @name("ended_hit");
+            meta.expired_hit : ternary @name("expired_hit");
+        }
+        actions = { rs_set; rs_miss; rs_expired; rs_walk; }
+        const default_action = rs_walk();
+        /* left, ended_hit, expired_hit */
+        const entries = {
+            (1, 0, _) : rs_miss();
+            (1, _, 1) : rs_expired();
+            (1, _, _) : rs_set();
+        }
+        size = 3;
+    }
+
+    /* The clean walk's decision (P_CLEAN): on over the done slot at the head when the head
+     * was where the walk left it (CLEAN_GO: clean_done and adv), else finished, with
+     * queue-empty when it is due. */
+    action cl_go() {
+        hdr.recirc.cleft = hdr.recirc.cleft - 1;
+        hdr.recirc.chead = head;
+        hdr.recirc.pclean = 0;
+        clean = 1;
+    }
+    action cl_fin() { finished = 1; }
+    action cl_fin_qe() { finished = 1; ans_queue_empty(); }
+    table clean_op {
+        key = {
+            clean_done : ternary @name("clean_done");
+            adv        : ternary @name("adv");
+            qe         : ternary @name("qe");
+        }
+        actions = { cl_go; cl_fin; cl_fin_qe; }
+        const default_action = cl_fin();
+        /* clean_done, adv, qe */
+        const entries = {
+            (1, 1, _) : cl_go();
+            (_, _, 1) : cl_fin_qe();
+        }
+        size = 2;
+    }
+
+    /* The withdrawal's decisions. wd0_op, its first pass (P_WD0): the walk over the level's
+     * waiters from its gnext, at most the level's size in steps; nobody waits at the level:
+     * rejected (not the holder) and finished, a force-release's reply to the controller next
+     * unless the pass continues anyway (next_step's case for a pass that finished, here: a
+     * withdrawal's first pass sets no walk). */
+    action w0_set0() { hdr.recirc.left = w0; hdr.recirc.cur = g0; hdr.recirc.steps = meta.size; }
+    action w0_set1() { hdr.recirc.left = w1; hdr.recirc.cur = g1; hdr.recirc.steps = meta.size; }
+    action w0_go0() { w0_set0(); AGAIN(PH_WDRAW); }
+    action w0_go1() { w0_set1(); AGAIN(PH_WDRAW); }
+    action w0_none0() { w0_set0(); ans_echo(OP_REJECT, 0, ST_NOTHOLDER); finished = 1; }
+    action w0_none1() { w0_set1(); ans_echo(OP_REJECT, 0, ST_NOTHOLDER); finished = 1; }
+    action w0_none0_reply() { w0_none0(); SEND_NEXT(SEND_REPLY); }
+    action w0_none1_reply() { w0_none1(); SEND_NEXT(SEND_REPLY); }
+    table wd0_op {
+        key = {
+            meta.level : ternary @name("level");
+            w0         : ternary @name("w0");
+            w1         : ternary @name("w1");
+            forced     : ternary @name("forced");
+            meta.cont  : ternary @name("cont");
+        }
+        actions = { w0_go0; w0_go1; w0_none0; w0_none1; w0_none0_reply; w0_none1_reply; }
+        const default_action = w0_go1();
+        /* level, w0, w1, forced, cont */
+        const entries = {
+            (0, 0, _, 1, 0) : w0_none0_reply();
+            (0, 0, _, _, _) : w0_none0();
+            (0, _, _, _, _) : w0_go0();
+            (1, _, 0, 1, 0) : w0_none1_reply();
+            (1, _, 0, _, _) : w0_none1();
+        }
+        size = 5;
+    }
+    /* A withdrawal pass (P_WD) that found its request: released (the release's answer), a
+     * clean walk when the request was at the head (wd_head: the chain's test of recirc.cur
+     * against the head, read before the walk moves it), and a grant walk when nobody holds
+     * exclusively and somebody waits (level 0 if it has waiters, else level 1, from the
+     * level's gnext); with neither, finished (wd_other). */
+    action wf_ans() { ans_echo(OP_RELEASE, FL_REPLY, 0); }
+    action wh_none() { rw_clean_qv(); wf_ans(); }
+    action wh_walk0() { rw_walk0_clean(); wf_ans(); }
+    action wh_walk1() { rw_walk1_clean(); wf_ans(); }
+    table wd_head {
+        key = {
+            meta.xheld : ternary @name("xheld");
+            w0         : ternary @name("w0");
+            w1         : ternary @name("w1");
+        }
+        actions = { wh_none; wh_walk0; wh_walk1; }
+        const default_action = wh_none();
+        /* xheld, w0, w1 */
+        const entries = {
+            (0, 0, 0) : wh_none();
+            (0, 0, _) : wh_walk1();
+            (0, _, _) : wh_walk0();
+        }
+        size = 3;
+    }
+    action wo_fin() { finished = 1; wf_ans(); }
+    action wo_walk0() { rw_walk0(); wf_ans(); }
+    action wo_walk1() { rw_walk1(); wf_ans(); }
+    table wd_other {
+        key = {
+            meta.xheld : ternary @name("xheld");
+            w0         : ternary @name("w0");
+            w1         : ternary @name("w1");
+        }
+        actions = { wo_fin; wo_walk0; wo_walk1; }
+        const default_action = wo_fin();
+        /* xheld, w0, w1 */
+        const entries = {
+            (0, 0, 0) : wo_fin();
+            (0, 0, _) : wo_walk1();
+            (0, _, _) : wo_walk0();
+        }
+        size = 3;
+    }
+    /* A withdrawal walk pass that did not find its request at the slot: the walk ends when
+     * no live request is left to pass or no step (tested on the counts before this pass's
+     * decrements: left - 1 == 0 as left == 1 when the slot is live), rejected (not the
+     * holder) and finished, a force-release's reply next unless the pass continues; else on
+     * to the next slot. The counts and the position move on either way (left less a live
+     * slot, steps less one, nc). */
+    action ws_set() { hdr.recirc.steps = hdr.recirc.steps - 1; hdr.recirc.cur = nc; }
+    action ws_set_live() { ws_set(); hdr.recirc.left = hdr.recirc.left - 1; }
+    action ws_end() { ans_echo(OP_REJECT, 0, ST_NOTHOLDER); finished = 1; }
+    action ws_end_reply() { ws_end(); SEND_NEXT(SEND_REPLY); }
+    action ws_go() { ws_set(); AGAIN(PH_WDRAW); }
+    action ws_go_live() { ws_set_live(); AGAIN(PH_WDRAW); }
+    action ws_stop() { ws_set(); ws_end(); }
+    action ws_stop_live() { ws_set_live(); ws_end(); }
+    action ws_stop_reply() { ws_set(); ws_end_reply(); }
+    action ws_stop_live_reply() { ws_set_live(); ws_end_reply(); }
+    table wd_step {
+        key = {
+            sv_live         : ternary @name("sv_live");
+            hdr.recirc.left : ternary @name("left");
+            hdr.recirc.steps : ternary @name("steps");
+            SV_STATE        : ternary @name("sv_state");
+            forced          : ternary @name("forced");
+            meta.cont       : ternary @name("cont");
+        }
+        actions = { ws_go; ws_go_live; ws_stop; ws_stop_live; ws_stop_reply; ws_stop_live_reply; }
+        const default_action = ws_go();
+        /* sv_live, left, steps, sv_state, forced, cont */
+        const entries = {
+            (1, 1, _, SS_LIVE, 1, 0) : ws_stop_live_reply();
+            (1, 1, _, SS_LIVE, _, _) : ws_stop_live();
+            (1, 1, _, _, 1, 0) : ws_stop_reply();
+            (1, 1, _, _, _, _) : ws_stop();
+            (0, 0, _, SS_LIVE, 1, 0) : ws_stop_live_reply();
+            (0, 0, _, SS_LIVE, _, _) : ws_stop_live();
+            (0, 0, _, _, 1, 0) : ws_stop_reply();
+            (0, 0, _, _, _, _) : ws_stop();
+            (_, _, 1, SS_LIVE, 1, 0) : ws_stop_live_reply();
+            (_, _, 1, SS_LIVE, _, _) : ws_stop_live();
+            (_, _, 1, _, 1, 0) : ws_stop_reply();
+            (_, _, 1, _, _, _) : ws_stop();
+            (_, _, _, SS_LIVE, _, _) : ws_go_live();
+        }
+        size = 13;
+    }
+
+
+    /* What the packet becomes after the decisions, one table whose const entries are, first
+     * match first, the if-else chain they replace: a packet routed through was sent on or
+     * dropped by the routing above (its drops counted here: the drop counter's uses must
+     * exclude each other, and this table is the one use after the request's checks); the
+     * acquire's second pass (resubmitted: the packet as it arrived, with the resubmit header);
+     * a pass that continues (recirculated with the state; an answer rides along, and the
+     * egress mirrors it to its port); the reply to the controller (the request, answered);
+     * the answer (it replaces the request; the egress writes it); else dropped. An answer to
+     * be routed with no next hop (a_routed, nh_ok 0) is no answer, counted as a drop
+     * (DR_NO_ROUTE) whatever the pass does. */
+    action o_route_drop(bit<32> why) { nl_drops.count(why); }
+    action o_resub() {
+        hdr.recirc.setInvalid();
+        ANS_INVALID;
+        ig_dprsr_md.resubmit_type = RESUB_WRITE;
+    }
+    action o_resub_noroute() { o_resub(); nl_drops.count(DR_NO_ROUTE); }
+    action o_recirc_go() {
+        hdr.kind.setValid();
+        hdr.recirc.in_port = meta.in_port;
+        ig_tm_md.ucast_egress_port = RECIRC_PORT;
+    }
+    action o_recirc_ans() { o_recirc_go(); hdr.kind.kind = KD_RECIRC_ANS; }
+    action o_recirc() {
+        o_recirc_go();
+        hdr.kind.kind = KD_RECIRC;
+        ANS_INVALID;
+        ig_tm_md.bypass_egress = 1;
+    }
+    action o_recirc_noroute() { o_recirc(); nl_drops.count(DR_NO_ROUTE); }
+    action o_reply() {
+        hdr.recirc.setInvalid();
+        ANS_INVALID;
+        hdr.nl.flags = hdr.nl.flags | FL_REPLY;
+        hdr.packet_out.setInvalid();
+        hdr.packet_in.setValid();
+        hdr.packet_in.ingress_port = meta.in_port;
+        hdr.packet_in.reason = 1;
+        ig_tm_md.ucast_egress_port = CPU_PORT;
+        ig_tm_md.bypass_egress = 1;
+    }
+    action o_reply_noroute() { o_reply(); nl_drops.count(DR_NO_ROUTE); }
+    action o_answer() {
+        hdr.kind.setValid();
+        hdr.kind.kind = KD_ANSWER;
+        hdr.recirc.setInvalid();
+        hdr.packet_out.setInvalid();
+        hdr.ethernet.setInvalid();
+        hdr.ipv4.setInvalid();
+        hdr.udp.setInvalid();
+        hdr.nl.setInvalid();
+        hdr.auth.setInvalid();
+        hdr.admin.setInvalid();
+        ig_tm_md.ucast_egress_port = hdr.ansx.port;
+    }
+    action o_drop() {
+        ANS_INVALID;
+        ig_dprsr_md.drop_ctl = 1;
+    }
+    action o_drop_noroute() { o_drop(); nl_drops.count(DR_NO_ROUTE); }
+    table out_pick {
+        key = {
+            meta.kind           : ternary @name("kind");
+            hdr.ipv4.isValid()  : ternary @name("ipv4");
+            hdr.ipv4.ttl        : ternary @name("ttl");
+            meta.resub_go       : ternary @name("resub_go");
+            meta.cont           : ternary @name("cont");
+            meta.reply          : ternary @name("reply");
+            meta.a_valid        : ternary @name("a_valid");
+            meta.a_routed       : ternary @name("a_routed");
+            meta.nh_ok          : ternary @name("nh_ok");
+        }
+        actions = { o_route_drop; o_resub; o_resub_noroute; o_recirc_ans; o_recirc; o_recirc_noroute; o_reply; o_reply_noroute; o_answer; o_drop; o_drop_noroute; NoAction; }
+        const default_action = o_drop();
+        /* kind, ipv4, ttl, resub_go, cont, reply, a_valid, a_routed, nh_ok */
+        const entries = {
+            (K_ROUTE, true, _, _, _, _, _, _, 0) : o_route_drop(DR_NO_ROUTE);
+            (K_ROUTE, true, 0 &&& 0xfe, _, _, _, _, _, _) : o_route_drop(DR_TTL);   /* ttl <= 1 */
+            (K_ROUTE, _, _, _, _, _, _, _, _) : NoAction();
+            (_, _, _, 1, _, _, 1, 1, 0) : o_resub_noroute();
+            (_, _, _, 1, _, _, _, _, _) : o_resub();
+            (_, _, _, _, 1, _, 1, 1, 0) : o_recirc_noroute();
+            (_, _, _, _, 1, _, 1, _, _) : o_recirc_ans();
+            (_, _, _, _, 1, _, _, _, _) : o_recirc();
+            (_, _, _, _, _, 1, 1, 1, 0) : o_reply_noroute();
+            (_, _, _, _, _, 1, _, _, _) : o_reply();
+            (_, _, _, _, _, _, 1, 1, 0) : o_drop_noroute();
+            (_, _, _, _, _, _, 1, _, _) : o_answer();
+        }
+        size = 12;
+    }
+
     /* What comes next after the decisions of a release, a grant walk, a clean walk or a
      * withdrawal (the only passes that set walk, clean or finished): a walk (and, on a walk's
      * first pass, its examine and pending flags and the clean walk to do once it ends), a
@@ -3734,7 +4232,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         /* The position after the walk's (recirc.cur), for a grant walk's gnext: computed with
          * the level's ends, before anything writes recirc.cur (the admin probe, the decisions) */
-        bit<16> nc;
         QNEXT_SET(nc, hdr.recirc.cur)
         /* A release's or lease-probe's token names a level: tested in place, as REL_GO (a flag
          * copied from it would be a stage of its own before every test of it). */
@@ -3759,7 +4256,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 #define PRE_OK (meta.fl_hi == 2 || (meta.fl_hi == 1 && meta.fl_lo == 1))
 
         /* ================= stage: the pool's txn and client ================= */
-        bit<1> examine = 1w0;
+        examine = 1w0;
         if (ptype == P_GRANT && hdr.recirc.examine == 1) { examine = 1w1; }
         /* The grant walk sends the grant decided in the pass before (ans_grant_pending) here,
          * before the pool's flags block reads the examined slot's flags into pflags; the pool's
@@ -3904,7 +4401,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* head_at and head_eq return the head before; whether they moved it, and where to, is
          * decided here from the same test (a stateful ALU's output is one operand: bf-p4c
          * refuses "rv = v" beside "rv = 0x10000 | v" of the value written). */
-        bit<16> head = meta.hv;
+        head = meta.hv;
         /* head_at moves the head when it is at h_arg's offset in either lap (head - h_arg is
          * 0 or 0x8000), head_eq when it is at h_arg. The difference in a metadata field written
          * by an action: p4c propagates a local holding it, or a field assigned it in the apply
@@ -3973,7 +4470,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * level of some slots decided its overflow (the level may have drained since; requests
          * buffered before had it announced by whoever drained it). */
         qe_pick.apply();   /* (qe_pick's comment) */
-        bit<1> qdone = 1w1;
+        qdone = 1w1;
         if (meta.dv == 0) { qdone = 1w0; }
         /* An acquire or a push-back overflows when it took no slot (q_take returns 1 when it
          * took one); a try when requests are buffered, the lock is paused or its level is full
@@ -4030,8 +4527,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* tok_next returns the number before: the number taken (that + 1, 1 after the wrap)
          * is written where a pass uses it (the acquire's resubmitted number, the grant walk's
          * pending one), not into tok_lo here, which the other passes' comparisons read after
-         * it (a stage more to bf-p4c). */
-#define TOOK_SEQ(dst) if (meta.tok_lo == 0xffffffff) { dst = 1; } else { dst = meta.tok_lo + 1; }
+         * it (a stage more to bf-p4c): the acquire's branches test tok_lo with their own
+         * (statements before an if are a logical table of their own), grant_pend matches it. */
 
         /* ================= stage: the tails ================= */
         tail_op.apply();   /* (tail_op's comment) */
@@ -4041,7 +4538,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * live, tested in place on sv_live (computed with the slot's flags: a != under an || is
          * "gateway condition too complex"; a flag computed here would be a stage before gnext). */
 #define USED (examine == 1 && (sv_live == 0 || meta.grant == 1))
-        bit<1> pass_on = 0;   /* ... and the walk may go past it (not a live exclusive request) */
+        pass_on = 0;   /* ... and the walk may go past it (not a live exclusive request) */
         if (USED) {
             /* the slot's test as an equality on state and mode (as above) */
             if (SV_STATE == SS_LIVE && SV_MODE == MODE_X) {
@@ -4064,6 +4561,50 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         gnext0_op.apply();   /* (gnext0_op's comment) */
         gnext1_op.apply();
+
+        /* ================= a packet routed through (kind K_ROUTE) ================= */
+        /* Before the decisions and not in their chain: bf-p4c puts the first table of an
+         * if-else chain no earlier than everything any table of the chain depends on, so in the
+         * chain these tables waited for the grant counter; here they go where their inputs are.
+         * Their drops are counted by out_pick, at the end (the drop counter's uses must exclude
+         * each other). */
+        if (meta.kind == K_ROUTE) {
+            hdr.recirc.setInvalid();
+            /* The answer's headers made invalid, but a_eth in the routed branch, which makes it
+             * valid: an invalidation overridden later is a stage more to bf-p4c (an output
+             * dependency). */
+            hdr.ansx.setInvalid();
+            hdr.a_ip.setInvalid();
+            hdr.a_udp.setInvalid();
+            hdr.a_nl.setInvalid();
+            hdr.a_key.setInvalid();
+            if (hdr.ipv4.isValid()) {
+                if (meta.nh_ok == 0) {
+                    hdr.a_eth.setInvalid();
+                    ig_dprsr_md.drop_ctl = 1;   /* counted by out_pick */
+                } else if (hdr.ipv4.ttl <= 1) {
+                    hdr.a_eth.setInvalid();
+                    ig_dprsr_md.drop_ctl = 1;   /* counted by out_pick */
+                } else {
+                    /* The next hop's MACs go out in the answer's Ethernet header, the packet's
+                     * own left invalid: no stage writes hdr.ethernet, so bf-p4c keeps it out
+                     * of the containers the stages reach (a tagalong field on Tofino 1, 96
+                     * bits; the packet's bytes are the same). */
+                    hdr.a_eth.setValid();
+                    hdr.a_eth.smac = meta.nh_smac;
+                    hdr.a_eth.dmac = meta.nh_dmac;
+                    hdr.a_etype.setValid();
+                    hdr.a_etype.etherType = 0x0800;
+                    hdr.ethernet.setInvalid();
+                    hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+                    ig_tm_md.ucast_egress_port = meta.nh_port;
+                    ig_tm_md.bypass_egress = 1;
+                }
+            } else {
+                hdr.a_eth.setInvalid();
+                ig_dprsr_md.drop_ctl = 1;
+            }
+        }
 
         /* =============================== decisions =============================== */
 
@@ -4090,28 +4631,27 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ptype == P_TRY && acq_go == 1) {
             hdr.recirc.wflags = hdr.recirc.wflags | WF_NOMETER;
             AGAIN(PH_ACQ);
-        } else if (ptype == P_ACQ && acq_go == 1) {
-            if (meta.ov == 1) {
-                /* To the server's q2 (a push-back that does not fit goes back, too, with
-                 * the q2 number the server gave it: docs/protocol.md, "Overflow (q2)"). */
-                ans_overflow();
-                if (meta.kind == K_PB) {
-                    hdr.a_nl.token_hi = hdr.nl.token_hi;
-                    hdr.a_nl.token_lo = hdr.nl.token_lo;
-                }
-                if (binc == 1) {
-                    hdr.recirc.binc_qe = binc_qe;
-                    AGAIN(PH_BINC);   /* lk_buf: one more buffered */
-                }
-            } else {
-                meta.resub.setValid();
-                meta.resub.phase = PH_WRITE;
-                meta.resub.pad0 = 0;
-                meta.resub.grant = meta.grant;
-                meta.resub.off = pos_resub.get({meta.tail});
-                TOOK_SEQ(meta.resub.seq)
-                meta.resub_go = 1;
+        } else if (ptype == P_ACQ && acq_go == 1 && meta.ov == 1) {
+            /* To the server's q2 (a push-back that does not fit goes back, too, with
+             * the q2 number the server gave it: docs/protocol.md, "Overflow (q2)"). */
+            ans_overflow();
+            if (meta.kind == K_PB) {
+                hdr.a_nl.token_hi = hdr.nl.token_hi;
+                hdr.a_nl.token_lo = hdr.nl.token_lo;
             }
+            if (binc == 1) {
+                hdr.recirc.binc_qe = binc_qe;
+                AGAIN(PH_BINC);   /* lk_buf: one more buffered */
+            }
+        } else if (ptype == P_ACQ && acq_go == 1 && meta.tok_lo == 0xffffffff) {
+            /* the slot's write (RESUB_SET) and the number taken (tok_next's comment) */
+#define RESUB_SET meta.resub.setValid(); meta.resub.phase = PH_WRITE; meta.resub.pad0 = 0; \
+            meta.resub.grant = meta.grant; meta.resub.off = pos_resub.get({meta.tail}); meta.resub_go = 1;
+            RESUB_SET
+            meta.resub.seq = 1;
+        } else if (ptype == P_ACQ && acq_go == 1) {
+            RESUB_SET
+            meta.resub.seq = meta.tok_lo + 1;
         } else if (ptype == P_BINC && qe == 1) {
             /* ---- an overflow decided at a level's count: counted in lk_buf now ---- */
             ans_queue_empty();   /* the level drained since the overflow */
@@ -4128,245 +4668,46 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.a_nl.token_hi = TOK_HI_SLICED(tok_write_hi, hi, meta.resub.seq);
             h_write_lo();
         } else if (ptype == P_RW0) {
-            /* ---- retry ---- */
-            hdr.recirc.cur = head;
-            hdr.recirc.left = meta.qv;
-            if (meta.qv == 0) {
-                if (meta.ended_hit == 0) {
-                    hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
-                    AGAIN(PH_ACQ);
-                } else if (meta.expired_hit == 1) {
-                    ans_echo(OP_REJECT, 0, ST_LEASEEXP);   /* force-released: told again */
+            /* ---- retry (rw0_op's comment) ---- */
+            rw0_op.apply();
+        } else if (ptype == P_RW && SV_STATE == SS_LIVE && TXN_OK) {
+            /* the request's live slot: granted when it has its number, else still waiting */
+            if (SV_SEQ != 0) {
+                gt_slot_cnt();
+                if (meta.gt != 0) {   /* SV_SEQ > tok_lo */
+                    hi = meta.tok_hi - 1;
+                } else {
+                    hi = meta.tok_hi;
                 }
-            } else {
-                AGAIN(PH_RWALK);
+                ans_grant_slot();   /* its ts the slot's, read by the pool's flags block */
+                hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, SV_SEQ);
+                h_rw_lo();
             }
+            /* else: still waiting, nothing to say */
         } else if (ptype == P_RW) {
-            if (SV_STATE == SS_LIVE && TXN_OK) {
-                if (SV_SEQ != 0) {
-                    gt_slot_cnt();
-                    if (meta.gt != 0) {   /* SV_SEQ > tok_lo */
-                        hi = meta.tok_hi - 1;
-                    } else {
-                        hi = meta.tok_hi;
-                    }
-                    ans_grant_slot();   /* its ts the slot's, read by the pool's flags block */
-                    hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, SV_SEQ);
-                    h_rw_lo();
-                }
-                /* else: still waiting, nothing to say */
-            } else {
-                /* left - 1 == 0 tested as left == 1, before the decrement below (a test of the
-                 * field just written is a stage after it) */
-                if (hdr.recirc.left == 1) {
-                    if (meta.ended_hit == 0) {
-                        hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
-                        AGAIN(PH_ACQ);
-                    } else if (meta.expired_hit == 1) {
-                        ans_echo(OP_REJECT, 0, ST_LEASEEXP);   /* force-released: told again */
-                    }
-                } else {
-                    AGAIN(PH_RWALK);
-                }
-                hdr.recirc.left = hdr.recirc.left - 1;
-                QNEXT_SET(hdr.recirc.cur, hdr.recirc.cur)
-            }
+            rw_step.apply();   /* (rw_step's comment) */
         } else if (ptype == P_REL) {
-            /* ---- release and force-release ---- */
-            if (meta.tlevel == 2 || meta.valid == 0) {
-                if (forced == 1) {
-                    hdr.adminf.result = AR_NOTHELD;
-                } else {
-                    ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
-                }
-                finished = 1;
-            } else {
-                /* A walk when nobody holds and somebody waits: the waiters' counts tested in
-                 * place (a flag computed from them would be a stage after them). */
-                if (meta.nhold0 == 1 && w0 == 0 && w1 == 0) {
-                    /* nobody waits */
-                } else if (meta.nhold0 == 1) {
-                    walk = 1;
-                    /* the walk's level and the gnext after head there (the level written
-                     * and tested in one if: a test of the field just written is a stage) */
-                    if (w0 != 0) {
-                        hdr.recirc.level = 0;
-                        hdr.recirc.cur = g0;
-                    } else {
-                        hdr.recirc.level = 1;
-                        hdr.recirc.cur = g1;
-                    }
-                }
-                /* No walk: the test above negated, in place (a test of walk would be a stage
-                 * after it); equalities only. Neither a walk nor a clean walk: REL_NEITHER. */
-#define REL_NOWALK (meta.nhold0 == 0 || (w0 == 0 && w1 == 0))
-#define REL_NEITHER (REL_NOWALK && (adv == 0 || qdone == 0))
-                /* A clean walk when the head moved and done slots follow it, or (a force-release
-                 * with nothing else to do) to send queue-empty; else, without a walk, the pass
-                 * is finished. One if-else: clean and its fields written once. */
-                if (adv == 1 && qdone == 1) {
-                    clean = 1;
-                    hdr.recirc.clevel = meta.level;
-                    hdr.recirc.cleft = meta.qv;
-                    hdr.recirc.chead = head;
-                } else if (REL_NOWALK && forced == 1 && qe == 1) {
-                    /* A clean pass that examines nothing sends queue-empty. */
-                    clean = 1;
-                    hdr.recirc.clevel = meta.level;
-                    hdr.recirc.cleft = 0;
-                    hdr.recirc.chead = head;
-                } else if (REL_NOWALK) {
-                    finished = 1;
-                }
-                if (forced == 1) {
-                    /* Tell the old holder its lease ended (lockcore's expiry answer). */
-                    ans_grant_slot();   /* its ts the slot's, read by the pool's flags block */
-                    hdr.a_nl.token_hi = hdr.nl.token_hi;
-                    hdr.a_nl.token_lo = hdr.nl.token_lo;
-                    hdr.a_nl.op = OP_REJECT;
-                    hdr.a_nl.status = ST_LEASEEXP;
-                    hdr.a_nl.lease = 0;
-                    hdr.adminf.result = AR_OK;
-                } else if (qe == 1 && REL_NEITHER) {
-                    /* As p4/netlock.p4: queue-empty first, then the answer (in the next
-                     * pass: send_next with what comes next, below). */
-                    ans_queue_empty();
-                } else {
-                    ans_echo(OP_RELEASE, FL_REPLY, 0);
-                }
-            }
-            /* the answer after a queue-empty (exclusive with next_step's cases: no walk, no
-             * clean walk, not forced) */
-            if (forced == 0 && qe == 1 && t_in == 1 && meta.valid == 1 && walk == 0 && clean == 0) {
-                SEND_NEXT(SEND_ACK);
-            }
+            /* ---- release and force-release: rel_walk's and rel_answer's comments ---- */
+            rel_walk.apply();
+            rel_answer.apply();
         } else if (ptype == P_GRANT) {
-            /* ---- grant walk: send the grant decided before; examine the next waiter ---- */
-            /* A grant decided here is pending for the next pass, which writes its grant
-             * number and sends it; the one sent above (before the pool's blocks) is done. */
-            if (examine == 1 && meta.grant == 1) {
-                hdr.recirc.pend = 1;
-                hdr.recirc.pslot = slot_pend.get({meta.sl_idx});
-                hdr.recirc.pseq_hi = meta.tok_hi;
-                TOOK_SEQ(hdr.recirc.pseq_lo)
-                /* recirc.pflags: the slot's mode, priority and forwarded flag (the flags block);
-                 * its txn, client, lease and timestamp: read by the next pass */
-            } else {
-                hdr.recirc.pend = 0;
-            }
-            /* What follows decided from the pass's tests, not from the fields just written
-             * (each read of a field written in the same if is a stage to bf-p4c). */
-            /* (the waiters' counts tested in place: a flag computed from them would be a stage after them) */
-            if (pass_on == 0 || (w0 == 0 && w1 == 0)) {
-                hdr.recirc.examine = 0;
-                if (examine == 1 && meta.grant == 1) {
-                    walk = 1;   /* to send the pending grant */
-                } else if (hdr.recirc.pclean == 1) {
-                    clean = 1;
-                } else {
-                    finished = 1;
-                }
-            } else {
-                /* examine the next waiter, at the level that has one */
-                hdr.recirc.examine = 1;
-                walk = 1;
-                if (w0 == 0) {
-                    hdr.recirc.level = 1;
-                    if (meta.level == 1) { hdr.recirc.cur = nc; } else { hdr.recirc.cur = g1; }
-                } else {
-                    hdr.recirc.level = 0;
-                    if (meta.level == 0) { hdr.recirc.cur = nc; } else { hdr.recirc.cur = g0; }
-                }
-            }
+            /* ---- grant walk: send the grant decided before; examine the next waiter (the one
+             * sent above, before the pool's blocks, is done): grant_pend's and grant_next's
+             * comments ---- */
+            grant_pend.apply();
+            grant_next.apply();
         } else if (ptype == P_CLEAN) {
-            /* ---- clean walk: move the head over done slots ---- */
-            if (CLEAN_GO) {
-                hdr.recirc.cleft = hdr.recirc.cleft - 1;
-                hdr.recirc.chead = head;
-                hdr.recirc.pclean = 0;
-                clean = 1;
-            } else {
-                finished = 1;
-                if (qe == 1) {
-                    ans_queue_empty();
-                }
-            }
+            /* ---- clean walk: move the head over done slots (clean_op's comment) ---- */
+            clean_op.apply();
         } else if (ptype == P_WD0) {
-            /* ---- withdrawal ---- */
-            if (meta.level == 0) {
-                hdr.recirc.left = w0;
-                hdr.recirc.cur = g0;
-            } else {
-                hdr.recirc.left = w1;
-                hdr.recirc.cur = g1;
-            }
-            hdr.recirc.steps = meta.size;
-            /* nobody waits at the level: the counts tested in place, not the field just
-             * written (a stage more) */
-            if ((meta.level == 0 && w0 == 0) || (meta.level == 1 && w1 == 0)) {
-                ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
-                finished = 1;
-                /* next_step's case for a pass that finished (a withdrawal's first pass sets
-                 * no walk): here, exclusive with the AGAIN below; the answer just made is
-                 * valid */
-                if (forced == 1 && meta.cont == 0) {
-                    SEND_NEXT(SEND_REPLY);
-                }
-            } else {
-                AGAIN(PH_WDRAW);
-            }
+            /* ---- withdrawal (wd0_op's, wd_head's, wd_other's and wd_step's comments) ---- */
+            wd0_op.apply();
+        } else if (ptype == P_WD && meta.found == 1 && hdr.recirc.cur == head) {
+            wd_head.apply();
+        } else if (ptype == P_WD && meta.found == 1) {
+            wd_other.apply();
         } else if (ptype == P_WD) {
-            if (meta.found == 1) {
-                /* recirc.cur read before the walk below moves it (no copy: one more field in
-                 * the positions' cluster) */
-                if (hdr.recirc.cur == head) {
-                    clean = 1;
-                    hdr.recirc.clevel = meta.level;
-                    hdr.recirc.cleft = meta.qv;
-                    hdr.recirc.chead = head;
-                } else if (meta.xheld == 1 || (w0 == 0 && w1 == 0)) {
-                    finished = 1;   /* no clean walk and no walk (the test below negated) */
-                }
-                /* a walk when nobody holds exclusively and somebody waits (the waiters'
-                 * counts tested in place, as the release's) */
-                if (meta.xheld == 0 && w0 == 0 && w1 == 0) {
-                    /* nobody waits */
-                } else if (meta.xheld == 0) {
-                    walk = 1;
-                    /* the walk's level and the gnext after head there (the level written
-                     * and tested in one if: a test of the field just written is a stage) */
-                    if (w0 != 0) {
-                        hdr.recirc.level = 0;
-                        hdr.recirc.cur = g0;
-                    } else {
-                        hdr.recirc.level = 1;
-                        hdr.recirc.cur = g1;
-                    }
-                }
-                ans_echo(OP_RELEASE, FL_REPLY, 0);
-                } else {
-                /* The walk ends when no live request is left to pass or no step: tested on the
-                 * counts before this pass's decrements below (left - 1 == 0 as left == 1 when
-                 * the slot is live), not on the fields they write (a stage more). */
-                if ((sv_live == 1 && hdr.recirc.left == 1) || (sv_live == 0 && hdr.recirc.left == 0) ||
-                        hdr.recirc.steps == 1) {
-                    ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
-                    finished = 1;
-                    /* next_step's case for a pass that finished (no walk, no clean walk here;
-                     * in this branch, not after it: the next step's AGAIN below would be a
-                     * stage before it); the answer just made is valid */
-                    if (forced == 1 && meta.cont == 0) {
-                        SEND_NEXT(SEND_REPLY);
-                    }
-                } else {
-                    AGAIN(PH_WDRAW);
-                }
-                if (SV_STATE == SS_LIVE) {
-                    hdr.recirc.left = hdr.recirc.left - 1;
-                }
-                hdr.recirc.steps = hdr.recirc.steps - 1;
-                QNEXT_SET(hdr.recirc.cur, hdr.recirc.cur)
-            }
+            wd_step.apply();
         } else if (ptype == P_PROBE) {
             /* ---- lease-probe ---- */
             if (meta.valid == 1) {
@@ -4504,102 +4845,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.a_nl.cport = hdr.a_udp.dport;
         }
 
-        /* ================= routing and answers ================= */
-        if (meta.kind == K_ROUTE) {
-            hdr.recirc.setInvalid();
-            /* The answer's headers made invalid, but a_eth in the routed branch, which makes it
-             * valid: an invalidation overridden later is a stage more to bf-p4c (an output
-             * dependency). */
-            hdr.ansx.setInvalid();
-            hdr.a_ip.setInvalid();
-            hdr.a_udp.setInvalid();
-            hdr.a_nl.setInvalid();
-            hdr.a_key.setInvalid();
-            if (hdr.ipv4.isValid()) {
-                if (meta.nh_ok == 0) {
-                    hdr.a_eth.setInvalid();
-                    DROP_COUNT(DR_NO_ROUTE);
-                } else if (hdr.ipv4.ttl <= 1) {
-                    hdr.a_eth.setInvalid();
-                    DROP_COUNT(DR_TTL);
-                } else {
-                    /* The next hop's MACs go out in the answer's Ethernet header, the packet's
-                     * own left invalid: no stage writes hdr.ethernet, so bf-p4c keeps it out
-                     * of the containers the stages reach (a tagalong field on Tofino 1, 96
-                     * bits; the packet's bytes are the same). */
-                    hdr.a_eth.setValid();
-                    hdr.a_eth.smac = meta.nh_smac;
-                    hdr.a_eth.dmac = meta.nh_dmac;
-                    hdr.a_etype.setValid();
-                    hdr.a_etype.etherType = 0x0800;
-                    hdr.ethernet.setInvalid();
-                    hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
-                    ig_tm_md.ucast_egress_port = meta.nh_port;
-                    ig_tm_md.bypass_egress = 1;
-                }
-            } else {
-                hdr.a_eth.setInvalid();
-                ig_dprsr_md.drop_ctl = 1;
-            }
-        } else {
-            if (meta.a_valid == 1 && meta.a_routed == 1) {
-                /* hdr.a_ip.dip is meta.route_dst: the next hop was looked up above. */
-                hdr.a_eth.smac = meta.nh_smac;
-                hdr.a_eth.dmac = meta.nh_dmac;
-                hdr.ansx.port = meta.nh_port;
-                if (meta.nh_ok == 0) {
-                    meta.a_valid = 0;
-                    nl_drops.count(DR_NO_ROUTE);
-                }
-            }
-            if (meta.resub_go == 1) {
-                /* The acquire's second pass: the packet as it arrived, with the resubmit header. */
-                hdr.recirc.setInvalid();
-                ANS_INVALID;
-                ig_dprsr_md.resubmit_type = RESUB_WRITE;
-            } else if (meta.cont == 1) {
-                /* Recirculate the request with the state; an answer rides along, and the
-                 * egress mirrors it to its port. */
-                hdr.kind.setValid();
-                hdr.recirc.in_port = meta.in_port;
-                ig_tm_md.ucast_egress_port = RECIRC_PORT;
-                /* the kind written once (a write overridden later is a stage to bf-p4c) */
-                if (meta.a_valid == 1) {
-                    hdr.kind.kind = KD_RECIRC_ANS;
-                } else {
-                    hdr.kind.kind = KD_RECIRC;
-                    ANS_INVALID;
-                    ig_tm_md.bypass_egress = 1;
-                }
-            } else if (meta.reply == 1) {
-                /* The reply to the controller: the request, answered. */
-                hdr.recirc.setInvalid();
-                ANS_INVALID;
-                hdr.nl.flags = hdr.nl.flags | FL_REPLY;
-                hdr.packet_out.setInvalid();
-                hdr.packet_in.setValid();
-                hdr.packet_in.ingress_port = meta.in_port;
-                hdr.packet_in.reason = 1;
-                ig_tm_md.ucast_egress_port = CPU_PORT;
-                ig_tm_md.bypass_egress = 1;
-            } else if (meta.a_valid == 1) {
-                /* The answer replaces the request; the egress writes it. */
-                hdr.kind.setValid();
-                hdr.kind.kind = KD_ANSWER;
-                hdr.recirc.setInvalid();
-                hdr.packet_out.setInvalid();
-                hdr.ethernet.setInvalid();
-                hdr.ipv4.setInvalid();
-                hdr.udp.setInvalid();
-                hdr.nl.setInvalid();
-                hdr.auth.setInvalid();
-                hdr.admin.setInvalid();
-                ig_tm_md.ucast_egress_port = hdr.ansx.port;
-            } else {
-                ANS_INVALID;
-                ig_dprsr_md.drop_ctl = 1;
-            }
+        /* ================= the answer's next hop, what the packet becomes ================= */
+        if (meta.a_valid == 1 && meta.a_routed == 1) {
+            /* hdr.a_ip.dip is meta.route_dst: the next hop was looked up above (without one,
+             * out_pick drops the answer and counts it) */
+            hdr.a_eth.smac = meta.nh_smac;
+            hdr.a_eth.dmac = meta.nh_dmac;
+            hdr.ansx.port = meta.nh_port;
         }
+        out_pick.apply();   /* (out_pick's comment) */
     }
 }
 

@@ -834,7 +834,9 @@ var mutants = map[string][]mutant{
 		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
 			"0 : e_flags(0, 0, 1);", "0 : e_flags(0, 0, 0);"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
-			"if (w0 == 0) {\n                    hdr.recirc.level = 1;", "if (w1 != 0) {\n                    hdr.recirc.level = 1;"},
+			"(_, 0, _, _, _, _, 1) : gn_next_nc(1);   /* w1 != 0 */\n            (_, 0, _, _, _, _, _) : gn_next_g1();",
+			"(_, _, 0, _, _, _, 0) : gn_next_nc(0);\n            (_, _, 0, _, _, _, _) : gn_next_g0();\n" +
+				"            (_, _, _, _, _, _, 1) : gn_next_nc(1);\n            (_, _, _, _, _, _, _) : gn_next_g1();"},
 	},
 }
 
