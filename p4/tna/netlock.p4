@@ -1671,6 +1671,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     bit<1>  examine;
     bit<1>  pass_on;
     bit<16> nc;
+    /* hi: a grant's token's high half, the grant number's, one less when its low half is above
+     * the counter's (it was taken before the low half wrapped). One variable for the three
+     * passes that compute it (writing, retry walk, admin probe): they exclude each other.
+     * Written once in each, in the branches of the comparison (a default overridden later is
+     * a stage more to bf-p4c). */
+    bit<32> hi;
     /* acq_go: an acquire or try goes on (not a copy, within its quota); compat: a try's check
      * at lk_state (1: it would be granted); st_to: what state_rel answered (1 a release's,
      * 2 a withdrawal's) */
@@ -3953,6 +3959,64 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         size = 12;
     }
 
+
+    /* Runs of the decisions as actions: a call of an action from the apply block is a
+     * logical table of its own, the statements around it another (rel_walk's comment). */
+    /* The writing pass's grant: its number compared with the counter (gt_seq_cnt), the answer
+     * to the requester with its timestamp; the token's halves after it, when the grant
+     * token's high half is chosen (hi), each half an action of its own (a hash's 32 bits are
+     * all an action's immediate pathway takes on Tofino 1). */
+    action write_grant() {
+        gt_seq_cnt();
+        ans_grant(hdr.nl.cip, hdr.nl.cport, hdr.nl.tenant);
+        hdr.a_nl.ts = hdr.nl.ts;
+    }
+    /* The retry walk's grant to the slot's client (its ts the slot's, read by the pool's
+     * flags block), the same way. */
+    action rw_grant() {
+        gt_slot_cnt();
+        ans_grant_slot();
+    }
+    /* A set-buffered that leaves nothing buffered: queue-empty, then the reply. */
+    action setb_qe() {
+        ans_queue_empty();
+        SEND_NEXT(SEND_REPLY);
+    }
+    /* An acquire or push-back that overflows: to the server's q2 (a push-back that does not
+     * fit goes back, too, with the q2 number the server gave it: docs/protocol.md, "Overflow
+     * (q2)"), and, when a full level of some slots decided it (binc), a pass more that counts
+     * it in lk_buf. */
+    action ovf_pb() {
+        ans_overflow();
+        hdr.a_nl.token_hi = hdr.nl.token_hi;
+        hdr.a_nl.token_lo = hdr.nl.token_lo;
+    }
+    action ovf_binc() {
+        ans_overflow();
+        hdr.recirc.binc_qe = binc_qe;
+        AGAIN(PH_BINC);   /* lk_buf: one more buffered */
+    }
+    action ovf_pb_binc() {
+        ovf_pb();
+        hdr.recirc.binc_qe = binc_qe;
+        AGAIN(PH_BINC);
+    }
+    table ovf_op {
+        key = {
+            meta.kind : ternary @name("kind");
+            binc      : ternary @name("binc");
+        }
+        actions = { ans_overflow; ovf_pb; ovf_binc; ovf_pb_binc; }
+        const default_action = ans_overflow();
+        /* kind, binc */
+        const entries = {
+            (K_PB, 1) : ovf_pb_binc();
+            (K_PB, _) : ovf_pb();
+            (_, 1) : ovf_binc();
+        }
+        size = 3;
+    }
+
     /* What comes next after the decisions of a release, a grant walk, a clean walk or a
      * withdrawal (the only passes that set walk, clean or finished): a walk (and, on a walk's
      * first pass, its examine and pending flags and the clean walk to do once it ends), a
@@ -4612,12 +4676,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * live to the answers only. */
         meta.size1q = size1q_h.get({meta.size1});
 
-        /* A grant's token: the grant number's high half, one less when its low half is above
-         * the counter's (it was taken before the low half wrapped). One variable for the three
-         * passes that compute it (writing, retry walk, admin probe): they exclude each other.
-         * Written once in each, in the branches of the comparison (a default overridden later
-         * is a stage more to bf-p4c). */
-        bit<32> hi;
 
         /* The pass types' decisions, one if-else chain on ptype (a pass has one type): bf-p4c
          * orders the tables of separate ifs one after another (it knows only the exclusivity the
@@ -4632,17 +4690,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.recirc.wflags = hdr.recirc.wflags | WF_NOMETER;
             AGAIN(PH_ACQ);
         } else if (ptype == P_ACQ && acq_go == 1 && meta.ov == 1) {
-            /* To the server's q2 (a push-back that does not fit goes back, too, with
-             * the q2 number the server gave it: docs/protocol.md, "Overflow (q2)"). */
-            ans_overflow();
-            if (meta.kind == K_PB) {
-                hdr.a_nl.token_hi = hdr.nl.token_hi;
-                hdr.a_nl.token_lo = hdr.nl.token_lo;
-            }
-            if (binc == 1) {
-                hdr.recirc.binc_qe = binc_qe;
-                AGAIN(PH_BINC);   /* lk_buf: one more buffered */
-            }
+            ovf_op.apply();   /* (ovf_op's comment) */
         } else if (ptype == P_ACQ && acq_go == 1 && meta.tok_lo == 0xffffffff) {
             /* the slot's write (RESUB_SET) and the number taken (tok_next's comment) */
 #define RESUB_SET meta.resub.setValid(); meta.resub.phase = PH_WRITE; meta.resub.pad0 = 0; \
@@ -4657,14 +4705,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             ans_queue_empty();   /* the level drained since the overflow */
         } else if (ptype == P_WRITE && meta.resub.grant == 1) {
             /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
-            gt_seq_cnt();
+            write_grant();
             if (meta.gt != 0) {   /* seq > tok_lo */
                 hi = meta.tok_hi - 1;
             } else {
                 hi = meta.tok_hi;
             }
-            ans_grant(hdr.nl.cip, hdr.nl.cport, hdr.nl.tenant);
-            hdr.a_nl.ts = hdr.nl.ts;
             hdr.a_nl.token_hi = TOK_HI_SLICED(tok_write_hi, hi, meta.resub.seq);
             h_write_lo();
         } else if (ptype == P_RW0) {
@@ -4673,13 +4719,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ptype == P_RW && SV_STATE == SS_LIVE && TXN_OK) {
             /* the request's live slot: granted when it has its number, else still waiting */
             if (SV_SEQ != 0) {
-                gt_slot_cnt();
+                rw_grant();
                 if (meta.gt != 0) {   /* SV_SEQ > tok_lo */
                     hi = meta.tok_hi - 1;
                 } else {
                     hi = meta.tok_hi;
                 }
-                ans_grant_slot();   /* its ts the slot's, read by the pool's flags block */
                 hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, SV_SEQ);
                 h_rw_lo();
             }
@@ -4708,133 +4753,121 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             wd_other.apply();
         } else if (ptype == P_WD) {
             wd_step.apply();
-        } else if (ptype == P_PROBE) {
+        } else if (ptype == P_PROBE && meta.valid == 1) {
             /* ---- lease-probe ---- */
-            if (meta.valid == 1) {
-                ans_reply(OP_PROBE, FL_REPLY, 0);   /* the lease as the pool's flags block read or renewed it */
+            ans_reply(OP_PROBE, FL_REPLY, 0);   /* the lease as the pool's flags block read or renewed it */
+        } else if (ptype == P_PROBE) {
+            ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
+        } else if (ptype == P_ADMIN && ad == AD_PROBE) {
+            /* ---- admin: each operation's test joined to the pass type's ---- */
+            hdr.admin.xwait0 = meta.rd_sthi[31:16];
+            hdr.admin.xwait = meta.rd_sthi[31:16] + meta.rd_sthi[15:0];
+            hdr.admin.wait0 = w0;
+            hdr.admin.wait1 = w1;
+            hdr.admin.used0 = r0;
+            hdr.admin.used1 = r1;
+            /* meta.hv, not the local head (the same here: a probe moves no head): bf-p4c
+             * 9.13.4 took the local, a copy of hv, out of the PHV and then crashed on the
+             * hash's field list naming it ("Compiler Bug: Exiting with SIGSEGV" in
+             * GeneratePrimitiveInfo, 2026-11-30 at dfa486b) */
+            hdr.admin.head = pos_ahead.get({meta.hv});
+            hdr.admin.tail = pos_atail.get({meta.tail});
+            if (meta.level == 0) {
+                hdr.admin.gnext = pos_agnext0.get({g0});
             } else {
-                ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
+                hdr.admin.gnext = pos_agnext1.get({g1});
             }
-        } else if (ptype == P_ADMIN) {
-            /* ---- admin ---- */
-            if (ad == AD_PROBE) {
-                hdr.admin.xwait0 = meta.rd_sthi[31:16];
-                hdr.admin.xwait = meta.rd_sthi[31:16] + meta.rd_sthi[15:0];
-                hdr.admin.wait0 = w0;
-                hdr.admin.wait1 = w1;
-                hdr.admin.used0 = r0;
-                hdr.admin.used1 = r1;
-                /* meta.hv, not the local head (the same here: a probe moves no head): bf-p4c
-                 * 9.13.4 took the local, a copy of hv, out of the PHV and then crashed on the
-                 * hash's field list naming it ("Compiler Bug: Exiting with SIGSEGV" in
-                 * GeneratePrimitiveInfo, 2026-11-30 at dfa486b) */
-                hdr.admin.head = pos_ahead.get({meta.hv});
-                hdr.admin.tail = pos_atail.get({meta.tail});
-                if (meta.level == 0) {
-                    hdr.admin.gnext = pos_agnext0.get({g0});
-                } else {
-                    hdr.admin.gnext = pos_agnext1.get({g1});
-                }
-                hdr.admin.size = meta.size;
-                hdr.admin.value_hi = TOK_HI_SLICED(val_probe, meta.tok_hi, meta.tok_lo);
-                h_val_lo_probe();
-                if (meta.size == 0) {
-                    hdr.admin.result = AR_BADREQ;
-                    meta.reply = 1;
-                } else {
-                    /* hdr.recirc.cur: the offset probed, computed after the heads */
-                    ADM_HI = meta.tok_hi;
-                    hdr.recirc.a_lo = meta.tok_lo;
-                    AGAIN(PH_PROBE2);
-                }
-            } else if (ad == AD_RESET) {
+            hdr.admin.size = meta.size;
+            hdr.admin.value_hi = TOK_HI_SLICED(val_probe, meta.tok_hi, meta.tok_lo);
+            h_val_lo_probe();
+            if (meta.size == 0) {
+                hdr.admin.result = AR_BADREQ;
+                meta.reply = 1;
+            } else {
+                /* hdr.recirc.cur: the offset probed, computed after the heads */
                 ADM_HI = meta.tok_hi;
                 hdr.recirc.a_lo = meta.tok_lo;
-                AGAIN(PH_RESET2);
-            } else if (ad == AD_TBASE) {
-                /* Raise the grant counter so that every later token is above value (a_hi and
-                 * a_lo: value >> SLOT_BITS, written with the cookie's blocks). */
-                /* value > counter, in 32-bit halves (a gateway tests equalities only):
-                 * by the high halves where they differ, else by the low halves */
-                if (ADM_HI != meta.tok_hi) {
-                    meta.gt = ADM_HI |-| meta.tok_hi;
-                } else {
-                    meta.gt = hdr.recirc.a_lo |-| meta.tok_lo;
-                }
-                /* the second pass (value > counter) or the reply: next_step's (a stage earlier
-                 * than a write of the phase here, which next_step also writes) */
-                if (meta.gt == 0) {
-                    hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
-                    h_val_lo_tbase();
-                }
-            } else if (ad == AD_GETC) {
-                AGAIN(PH_COOKIE2);
-            } else if (ad == AD_SETB) {
-                if (qe == 1) {
-                    ans_queue_empty();
-                    SEND_NEXT(SEND_REPLY);
-                } else {
-                    meta.reply = 1;
-                }
-            } else {
-                /* set-cookie (the value stays), or an error result */
-                meta.reply = 1;
+                AGAIN(PH_PROBE2);
             }
-        } else if (adm2 == 1) {
+        } else if (ptype == P_ADMIN && ad == AD_RESET) {
+            ADM_HI = meta.tok_hi;
+            hdr.recirc.a_lo = meta.tok_lo;
+            AGAIN(PH_RESET2);
+        } else if (ptype == P_ADMIN && ad == AD_TBASE) {
+            /* Raise the grant counter so that every later token is above value (a_hi and
+             * a_lo: value >> SLOT_BITS, written with the cookie's blocks). */
+            /* value > counter, in 32-bit halves (a gateway tests equalities only):
+             * by the high halves where they differ, else by the low halves */
+            if (ADM_HI != meta.tok_hi) {
+                meta.gt = ADM_HI |-| meta.tok_hi;
+            } else {
+                meta.gt = hdr.recirc.a_lo |-| meta.tok_lo;
+            }
+            /* the second pass (value > counter) or the reply: next_step's (a stage earlier
+             * than a write of the phase here, which next_step also writes) */
+            if (meta.gt == 0) {
+                hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
+                h_val_lo_tbase();
+            }
+        } else if (ptype == P_ADMIN && ad == AD_GETC) {
+            AGAIN(PH_COOKIE2);
+        } else if (ptype == P_ADMIN && ad == AD_SETB && qe == 1) {
+            setb_qe();
+        } else if (ptype == P_ADMIN) {
+            /* set-buffered with nothing left to announce, set-cookie (the value stays), or an
+             * error result */
+            meta.reply = 1;
+        } else if (adm2 == 1 && ph == PH_PROBE2) {
             /* The admin passes after the first (their ptype is 0): in the chain, which tells
              * bf-p4c that they exclude the branches above. */
-            if (ph == PH_PROBE2) {
-                hdr.admin.holders = 1w0 ++ meta.rd_st[14:0];
-                hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
-                hdr.admin.buffered = meta.bv[15:0];
-                hdr.admin.done = meta.dv;
-                hdr.admin.gts = meta.gts;   /* the grant time, as gtime_rd read it */
-                AGAIN(PH_PROBE3);
-            } else if (ph == PH_PROBE3) {
-                hdr.admin.sstate = SV_STATE;
-                hdr.admin.slot = slot_adm.get({meta.sl_idx});
-                hdr.nl.txn_hi = hdr.a_nl.txn_hi;   /* the slot's cells as the pool's blocks read them */
-                hdr.nl.txn_lo = hdr.a_nl.txn_lo;
-                hdr.nl.mode = SV_MODE;
-                hdr.nl.prio = SV_PRIO;
-                hdr.nl.tenant = meta.rd_tenant;
-                hdr.nl.ts = hdr.a_nl.ts;
-                hdr.nl.lease = hdr.a_nl.lease;
-                hdr.nl.cip = hdr.a_ip.dip;
-                hdr.nl.cport = meta.rd_port;
-                if (SV_SEQ != 0) {
-                    gt_slot_val();
-                    if (meta.gt != 0) {   /* SV_SEQ > a_lo */
-                        hi = ADM_HI - 1;
-                    } else {
-                        hi = ADM_HI;
-                    }
-                    hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, SV_SEQ);
-                    h_probe_lo();
+            hdr.admin.holders = 1w0 ++ meta.rd_st[14:0];
+            hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
+            hdr.admin.buffered = meta.bv[15:0];
+            hdr.admin.done = meta.dv;
+            hdr.admin.gts = meta.gts;   /* the grant time, as gtime_rd read it */
+            AGAIN(PH_PROBE3);
+        } else if (adm2 == 1 && ph == PH_PROBE3) {
+            hdr.admin.sstate = SV_STATE;
+            hdr.admin.slot = slot_adm.get({meta.sl_idx});
+            hdr.nl.txn_hi = hdr.a_nl.txn_hi;   /* the slot's cells as the pool's blocks read them */
+            hdr.nl.txn_lo = hdr.a_nl.txn_lo;
+            hdr.nl.mode = SV_MODE;
+            hdr.nl.prio = SV_PRIO;
+            hdr.nl.tenant = meta.rd_tenant;
+            hdr.nl.ts = hdr.a_nl.ts;
+            hdr.nl.lease = hdr.a_nl.lease;
+            hdr.nl.cip = hdr.a_ip.dip;
+            hdr.nl.cport = meta.rd_port;
+            meta.reply = 1;
+            if (SV_SEQ != 0) {
+                gt_slot_val();
+                if (meta.gt != 0) {   /* SV_SEQ > a_lo */
+                    hi = ADM_HI - 1;
                 } else {
-                    hdr.nl.token_hi = 0;
-                    hdr.nl.token_lo = 0;
+                    hi = ADM_HI;
                 }
-                meta.reply = 1;
-            } else if (ph == PH_RESET2 || ph == PH_TBASE2) {
-                hdr.admin.value_hi = TOK_HI_SLICED(val_pass2, ADM_HI, hdr.recirc.a_lo);
-                h_val_lo_pass2();
-                meta.reply = 1;
-            } else if (ph == PH_COOKIE2) {
-                hdr.admin.value_hi = ADM_HI;
-                hdr.admin.value_lo = hdr.recirc.a_lo;
-                meta.reply = 1;
+                hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, SV_SEQ);
+                h_probe_lo();
+            } else {
+                hdr.nl.token_hi = 0;
+                hdr.nl.token_lo = 0;
             }
+        } else if (adm2 == 1 && (ph == PH_RESET2 || ph == PH_TBASE2)) {
+            hdr.admin.value_hi = TOK_HI_SLICED(val_pass2, ADM_HI, hdr.recirc.a_lo);
+            meta.reply = 1;
+            h_val_lo_pass2();
+        } else if (adm2 == 1 && ph == PH_COOKIE2) {
+            hdr.admin.value_hi = ADM_HI;
+            hdr.admin.value_lo = hdr.recirc.a_lo;
+            meta.reply = 1;
         } else if (badreq == 1) {
             /* a bad request (its ptype is 0): rejected */
             ans_echo(OP_REJECT, 0, ST_BADREQ);
-        } else if (ptype == P_SEND) {
+        } else if (ptype == P_SEND && hdr.recirc.send == SEND_ACK) {
             /* ---- an answer decided in the pass before ---- */
-            if (hdr.recirc.send == SEND_ACK) {
-                ans_echo(OP_RELEASE, FL_REPLY, 0);
-            } else {
-                meta.reply = 1;
-            }
+            ans_echo(OP_RELEASE, FL_REPLY, 0);
+        } else if (ptype == P_SEND) {
+            meta.reply = 1;
         }
         next_step.apply();   /* (next_step's comment) */
 

@@ -138,11 +138,11 @@ func TestAdminExclusive(t *testing.T) {
 // the fields (the answer's lock) must fail the check.
 func TestAdminExclusiveCatches(t *testing.T) {
 	src := string(dataplane.TNA.Source)
-	const from = "                hdr.admin.size = meta.size;\n"
+	const from = "            hdr.admin.size = meta.size;\n"
 	if strings.Count(src, from) != 1 {
 		t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", from, dataplane.TNA.File)
 	}
-	mut := strings.Replace(src, from, from+"                hdr.a_nl.lock = hdr.nl.lock;\n", 1)
+	mut := strings.Replace(src, from, from+"            hdr.a_nl.lock = hdr.nl.lock;\n", 1)
 	inst, err := instrumentExclusive(mut, adminExclusive(mut))
 	if err != nil {
 		t.Fatal(err)
