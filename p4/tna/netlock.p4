@@ -3875,8 +3875,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * a pass that continues (recirculated with the state; an answer rides along, and the
      * egress mirrors it to its port); the reply to the controller (the request, answered);
      * the answer (it replaces the request; the egress writes it); else dropped. An answer to
-     * be routed with no next hop (a_routed, nh_ok 0) is no answer, counted as a drop
-     * (DR_NO_ROUTE) whatever the pass does. */
+     * be routed (a_routed) goes out to the next hop's port with its MACs (o_routed: where the
+     * answer rides along or is the packet; elsewhere it is made invalid); with no next hop
+     * (nh_ok 0) it is no answer, counted as a drop (DR_NO_ROUTE) whatever the pass does. */
     action o_route_drop(bit<32> why) { nl_drops.count(why); }
     action o_resub() {
         hdr.recirc.setInvalid();
@@ -3890,6 +3891,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         ig_tm_md.ucast_egress_port = RECIRC_PORT;
     }
     action o_recirc_ans() { o_recirc_go(); hdr.kind.kind = KD_RECIRC_ANS; }
+    /* an answer routed to its next hop (hdr.a_ip.dip is meta.route_dst: the next hop was
+     * looked up above) */
+    action o_routed() {
+        hdr.a_eth.smac = meta.nh_smac;
+        hdr.a_eth.dmac = meta.nh_dmac;
+        hdr.ansx.port = meta.nh_port;
+    }
+    action o_recirc_ans_routed() { o_recirc_ans(); o_routed(); }
     action o_recirc() {
         o_recirc_go();
         hdr.kind.kind = KD_RECIRC;
@@ -3922,6 +3931,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.admin.setInvalid();
         ig_tm_md.ucast_egress_port = hdr.ansx.port;
     }
+    action o_answer_routed() {
+        o_answer();
+        o_routed();
+        ig_tm_md.ucast_egress_port = meta.nh_port;   /* not hdr.ansx.port, written here */
+    }
     action o_drop() {
         ANS_INVALID;
         ig_dprsr_md.drop_ctl = 1;
@@ -3939,7 +3953,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.a_routed       : ternary @name("a_routed");
             meta.nh_ok          : ternary @name("nh_ok");
         }
-        actions = { o_route_drop; o_resub; o_resub_noroute; o_recirc_ans; o_recirc; o_recirc_noroute; o_reply; o_reply_noroute; o_answer; o_drop; o_drop_noroute; NoAction; }
+        actions = { o_route_drop; o_resub; o_resub_noroute; o_recirc_ans; o_recirc_ans_routed; o_recirc; o_recirc_noroute; o_reply; o_reply_noroute; o_answer; o_answer_routed; o_drop; o_drop_noroute; NoAction; }
         const default_action = o_drop();
         /* kind, ipv4, ttl, resub_go, cont, reply, a_valid, a_routed, nh_ok */
         const entries = {
@@ -3949,14 +3963,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             (_, _, _, 1, _, _, 1, 1, 0) : o_resub_noroute();
             (_, _, _, 1, _, _, _, _, _) : o_resub();
             (_, _, _, _, 1, _, 1, 1, 0) : o_recirc_noroute();
+            (_, _, _, _, 1, _, 1, 1, _) : o_recirc_ans_routed();
             (_, _, _, _, 1, _, 1, _, _) : o_recirc_ans();
             (_, _, _, _, 1, _, _, _, _) : o_recirc();
             (_, _, _, _, _, 1, 1, 1, 0) : o_reply_noroute();
             (_, _, _, _, _, 1, _, _, _) : o_reply();
             (_, _, _, _, _, _, 1, 1, 0) : o_drop_noroute();
+            (_, _, _, _, _, _, 1, 1, _) : o_answer_routed();
             (_, _, _, _, _, _, 1, _, _) : o_answer();
         }
-        size = 12;
+        size = 14;
     }
 
 
@@ -4015,6 +4031,42 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             (_, 1) : ovf_binc();
         }
         size = 3;
+    }
+
+
+    /* The admin probe's level and size (a pass of type P_ADMIN, AD_PROBE): the level's gnext
+     * (the probed level's register read), and a lock with no slots at the level refused (bad
+     * request), else the second probe pass with the grant counter (a_hi, a_lo; recirc.cur,
+     * the offset probed, computed after the heads). */
+    action ap_go() {
+        ADM_HI = meta.tok_hi;
+        hdr.recirc.a_lo = meta.tok_lo;
+        AGAIN(PH_PROBE2);
+    }
+    action ap_bad() {
+        hdr.admin.result = AR_BADREQ;
+        meta.reply = 1;
+    }
+    action ap_go0() { hdr.admin.gnext = pos_agnext0.get({g0}); ap_go(); }
+    action ap_go1() { hdr.admin.gnext = pos_agnext1.get({g1}); ap_go(); }
+    action ap_bad0() { hdr.admin.gnext = pos_agnext0.get({g0}); ap_bad(); }
+    action ap_bad1() { hdr.admin.gnext = pos_agnext1.get({g1}); ap_bad(); }
+    table adm_probe {
+        key = {
+            meta.level : ternary @name("level");
+            meta.size  : ternary @name("size");
+        }
+        actions = { ap_go0; ap_go1; ap_bad0; ap_bad1; NoAction; }
+        const default_action = NoAction();   /* never: the last entry matches every key (a
+                                                 default action may not use the hash unit) */
+        /* level, size */
+        const entries = {
+            (0, 0) : ap_bad0();
+            (0, _) : ap_go0();
+            (_, 0) : ap_bad1();
+            (_, _) : ap_go1();
+        }
+        size = 4;
     }
 
     /* What comes next after the decisions of a release, a grant walk, a clean walk or a
@@ -4772,23 +4824,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * GeneratePrimitiveInfo, 2026-11-30 at dfa486b) */
             hdr.admin.head = pos_ahead.get({meta.hv});
             hdr.admin.tail = pos_atail.get({meta.tail});
-            if (meta.level == 0) {
-                hdr.admin.gnext = pos_agnext0.get({g0});
-            } else {
-                hdr.admin.gnext = pos_agnext1.get({g1});
-            }
             hdr.admin.size = meta.size;
+            adm_probe.apply();   /* (adm_probe's comment) */
             hdr.admin.value_hi = TOK_HI_SLICED(val_probe, meta.tok_hi, meta.tok_lo);
             h_val_lo_probe();
-            if (meta.size == 0) {
-                hdr.admin.result = AR_BADREQ;
-                meta.reply = 1;
-            } else {
-                /* hdr.recirc.cur: the offset probed, computed after the heads */
-                ADM_HI = meta.tok_hi;
-                hdr.recirc.a_lo = meta.tok_lo;
-                AGAIN(PH_PROBE2);
-            }
         } else if (ptype == P_ADMIN && ad == AD_RESET) {
             ADM_HI = meta.tok_hi;
             hdr.recirc.a_lo = meta.tok_lo;
@@ -4879,13 +4918,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= the answer's next hop, what the packet becomes ================= */
-        if (meta.a_valid == 1 && meta.a_routed == 1) {
-            /* hdr.a_ip.dip is meta.route_dst: the next hop was looked up above (without one,
-             * out_pick drops the answer and counts it) */
-            hdr.a_eth.smac = meta.nh_smac;
-            hdr.a_eth.dmac = meta.nh_dmac;
-            hdr.ansx.port = meta.nh_port;
-        }
         out_pick.apply();   /* (out_pick's comment) */
     }
 }
