@@ -65,11 +65,21 @@ func clientPort(a netip.Addr) (int, bool) {
 // interpreter in Tofino-constraint mode, or the generated pipeline (p4/netlockgen), which does
 // not check the Tofino rules.
 func newRigSource(t testing.TB, prog dataplane.Program, sz dataplane.Sizing, src []byte, pl engine.Pipeline) *rig {
+	return newRigWith(t, prog, sz, src, pl, nil)
+}
+
+// newRigWith is newRigSource with the engine's configuration changed by tweak (when not nil)
+// before the program is loaded.
+func newRigWith(t testing.TB, prog dataplane.Program, sz dataplane.Sizing, src []byte, pl engine.Pipeline,
+	tweak func(*engine.Config)) *rig {
 	r := &rig{t: t, now: time.Unix(1000, 0)}
 	if src == nil {
 		src = prog.Source
 	}
 	cfg := pipelineConfig(engine.Config{TofinoConstraints: pl != engine.PipelineGenerated, Now: func() time.Time { return r.now }}, pl)
+	if tweak != nil {
+		tweak(&cfg)
+	}
 	if rigCountPasses {
 		cfg.OnTable = func(table, _ string, _ bool) {
 			if table == dataplane.TableRack {

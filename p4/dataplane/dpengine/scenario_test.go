@@ -741,6 +741,26 @@ func TestScenarios(t *testing.T) {
 
 // testScenarios runs the scenarios srcs on prog (its text source when not nil: a changed copy).
 func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, srcs []string, source []byte) {
+	checked, err := loadScenarioProgram(prog, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range srcs {
+		name := strings.TrimSuffix(filepath.Base(src), ".scn")
+		t.Run(name, func(t *testing.T) {
+			fails, err := runScenario(checked, prog, pl, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range fails {
+				t.Error(f)
+			}
+		})
+	}
+}
+
+// loadScenarioProgram checks prog, from its text source when source is not nil (a changed copy).
+func loadScenarioProgram(prog dataplane.Program, source []byte) (*front.Checked, error) {
 	path := filepath.Join("..", "..", filepath.FromSlash(prog.File))
 	read := os.ReadFile
 	if source != nil {
@@ -751,54 +771,54 @@ func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, src
 			return os.ReadFile(p)
 		}
 	}
-	checked, err := front.LoadWith(path, read)
+	return front.LoadWith(path, read)
+}
+
+// runScenario runs the scenario src, checked against its STF file (which -update rewrites from
+// the v1model program's interpreted run), on checked (prog on pl) and returns the STF's failures.
+func runScenario(checked *front.Checked, prog dataplane.Program, pl engine.Pipeline, src string) ([]string, error) {
+	name := strings.TrimSuffix(filepath.Base(src), ".scn")
+	data, err := os.ReadFile(src)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	for _, src := range srcs {
-		name := strings.TrimSuffix(filepath.Base(src), ".scn")
-		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gen, err := generate(src, data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stfPath := filepath.Join(scenarioDir, name+".stf")
-			if *updateFlag && prog.Name == dataplane.V1Model.Name && pl == engine.PipelineInterpreted {
-				if err := os.WriteFile(stfPath, gen, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			have, err := os.ReadFile(stfPath)
-			if err != nil {
-				t.Fatalf("%v (run with -update to generate it)", err)
-			}
-			if !bytes.Equal(have, gen) {
-				t.Fatalf("%s is not the translation of %s: run go test ./p4/dataplane/dpengine -run TestScenarios -update", stfPath, src)
-			}
-			// As netlock p4 stf runs it: no CPU port configured (port 255 is a port), a clock
-			// that advances one microsecond per reading.
-			now := time.Unix(0, 0)
-			sw, err := engine.Load(checked, pipelineConfig(engine.Config{TofinoConstraints: pl != engine.PipelineGenerated,
-				Now: func() time.Time { now = now.Add(time.Microsecond); return now }}, pl))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmds, err := stf.Parse(bytes.NewReader(have))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmds = ScenarioSTF(prog.Name, cmds)
-			res, err := stf.Run(sw, cmds)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range res.Failures {
-				t.Errorf("%s: %s", stfPath, f)
-			}
-		})
+	gen, err := generate(src, data)
+	if err != nil {
+		return nil, err
 	}
+	stfPath := filepath.Join(scenarioDir, name+".stf")
+	if *updateFlag && prog.Name == dataplane.V1Model.Name && pl == engine.PipelineInterpreted {
+		if err := os.WriteFile(stfPath, gen, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	have, err := os.ReadFile(stfPath)
+	if err != nil {
+		return nil, fmt.Errorf("%v (run with -update to generate it)", err)
+	}
+	if !bytes.Equal(have, gen) {
+		return nil, fmt.Errorf("%s is not the translation of %s: run go test ./p4/dataplane/dpengine -run TestScenarios -update", stfPath, src)
+	}
+	// As netlock p4 stf runs it: no CPU port configured (port 255 is a port), a clock
+	// that advances one microsecond per reading.
+	now := time.Unix(0, 0)
+	sw, err := engine.Load(checked, pipelineConfig(engine.Config{TofinoConstraints: pl != engine.PipelineGenerated,
+		Now: func() time.Time { now = now.Add(time.Microsecond); return now }}, pl))
+	if err != nil {
+		return nil, err
+	}
+	cmds, err := stf.Parse(bytes.NewReader(have))
+	if err != nil {
+		return nil, err
+	}
+	cmds = ScenarioSTF(prog.Name, cmds)
+	res, err := stf.Run(sw, cmds)
+	if err != nil {
+		return nil, err
+	}
+	var fails []string
+	for _, f := range res.Failures {
+		fails = append(fails, fmt.Sprintf("%s: %s", stfPath, f))
+	}
+	return fails, nil
 }
