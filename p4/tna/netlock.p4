@@ -1887,10 +1887,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.recirc.examine = 0; \
         hdr.recirc.pclean = 0; \
         hdr.recirc.binc_qe = 0;
+/* A recirculated pass keeps binc_qe: the count pass (PH_BINC) that an overflow at a full level
+ * asks for reads it in qe_pick (cleared there, it sent no queue-empty when the level drained in
+ * between: TestTNAPassesInterleaved). */
 #define PASS_RECIRC \
         meta.in_port = hdr.recirc.in_port; \
-        meta.wflags = hdr.recirc.wflags; \
-        hdr.recirc.binc_qe = 0;
+        meta.wflags = hdr.recirc.wflags;
     action pi_resub_recirc() {
         meta.phase = meta.resub.phase;
         PASS_RECIRC

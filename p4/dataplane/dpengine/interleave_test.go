@@ -162,7 +162,6 @@ func ilPush(txn uint64, client int) *wire.Fields {
 // and so does every later acquire of the lock (each overflows behind it).
 var ilCases = []ilCase{
 	{name: "acquire-overflows-at-full-level-then-queue-drains",
-		bug: "PASS_RECIRC clears hdr.recirc.binc_qe before qe_pick reads it in the PH_BINC pass",
 		steps: []ilStep{
 			{client: 1, f: ilTxn(wire.OpAcquire, 21, 0), want: []string{"1 grant lock=9 txn=21"}},
 			// level 0 full: to the server; its count pass held
@@ -176,7 +175,6 @@ var ilCases = []ilCase{
 			{client: 2, f: ilTxn(wire.OpRelease, 22, ilTok(2, 0)), want: []string{"2 release lock=9 txn=22"}},
 		}},
 	{name: "push-back-finds-level-full-then-queue-drains",
-		bug: "PASS_RECIRC clears hdr.recirc.binc_qe before qe_pick reads it in the PH_BINC pass",
 		steps: []ilStep{
 			{client: 1, f: ilTxn(wire.OpAcquire, 21, 0), want: []string{"1 grant lock=9 txn=21"}},
 			{client: 2, f: ilTxn(wire.OpAcquire, 22, 0), want: []string{"101 overflow lock=9 txn=22"}},
