@@ -3872,7 +3872,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* What the packet becomes after the decisions, one table whose const entries are, first
      * match first, the if-else chain they replace: a packet routed through was sent on or
      * dropped by the routing above (its drops counted here: the drop counter's uses must
-     * exclude each other, and this table is the one use after the request's checks); the
+     * exclude each other, and this table is the one use after the request's checks; its TTL
+     * decremented here, after the key read it as it arrived); the
      * acquire's second pass (resubmitted: the packet as it arrived, with the resubmit header);
      * a pass that continues (recirculated with the state; an answer rides along, and the
      * egress mirrors it to its port); the reply to the controller (the request, answered);
@@ -3881,6 +3882,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * answer rides along or is the packet; elsewhere it is made invalid); with no next hop
      * (nh_ok 0) it is no answer, counted as a drop (DR_NO_ROUTE) whatever the pass does. */
     action o_route_drop(bit<32> why) { nl_drops.count(why); }
+    action o_route_on() { hdr.ipv4.ttl = hdr.ipv4.ttl - 1; }
     action o_resub() {
         hdr.recirc.setInvalid();
         ANS_INVALID;
@@ -3955,12 +3957,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.a_routed       : ternary @name("a_routed");
             meta.nh_ok          : ternary @name("nh_ok");
         }
-        actions = { o_route_drop; o_resub; o_resub_noroute; o_recirc_ans; o_recirc_ans_routed; o_recirc; o_recirc_noroute; o_reply; o_reply_noroute; o_answer; o_answer_routed; o_drop; o_drop_noroute; NoAction; }
+        actions = { o_route_drop; o_route_on; o_resub; o_resub_noroute; o_recirc_ans; o_recirc_ans_routed; o_recirc; o_recirc_noroute; o_reply; o_reply_noroute; o_answer; o_answer_routed; o_drop; o_drop_noroute; NoAction; }
         const default_action = o_drop();
         /* kind, ipv4, ttl, resub_go, cont, reply, a_valid, a_routed, nh_ok */
         const entries = {
             (K_ROUTE, true, _, _, _, _, _, _, 0) : o_route_drop(DR_NO_ROUTE);
             (K_ROUTE, true, 0 &&& 0xfe, _, _, _, _, _, _) : o_route_drop(DR_TTL);   /* ttl <= 1 */
+            (K_ROUTE, true, _, _, _, _, _, _, _) : o_route_on();
             (K_ROUTE, _, _, _, _, _, _, _, _) : NoAction();
             (_, _, _, 1, _, _, 1, 1, 0) : o_resub_noroute();
             (_, _, _, 1, _, _, _, _, _) : o_resub();
@@ -3974,7 +3977,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             (_, _, _, _, _, _, 1, 1, _) : o_answer_routed();
             (_, _, _, _, _, _, 1, _, _) : o_answer();
         }
-        size = 14;
+        size = 15;
     }
 
 
@@ -4714,7 +4717,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.a_etype.setValid();
                     hdr.a_etype.etherType = 0x0800;
                     hdr.ethernet.setInvalid();
-                    hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+                    /* the TTL decremented by out_pick, whose key reads it as it arrived */
                     ig_tm_md.ucast_egress_port = meta.nh_port;
                     ig_tm_md.bypass_egress = 1;
                 }
