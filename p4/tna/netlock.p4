@@ -3747,36 +3747,31 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
     /* The withdrawal's decisions. wd0_op, its first pass (P_WD0): the walk over the level's
      * waiters from its gnext, at most the level's size in steps; nobody waits at the level:
-     * rejected (not the holder) and finished, a force-release's reply to the controller next
-     * unless the pass continues anyway (next_step's case for a pass that finished, here: a
-     * withdrawal's first pass sets no walk). */
+     * rejected (not the holder) and finished. A withdrawal is never an admin force-release's
+     * (that is a release pass, P_REL, and its work flags reach no withdrawal pass: a
+     * withdrawal's first pass is a client's fresh request, its walk passes follow PH_WDRAW,
+     * which only these tables set), so no row here sends the controller's reply. */
     action w0_set0() { hdr.recirc.left = w0; hdr.recirc.cur = g0; hdr.recirc.steps = meta.size; }
     action w0_set1() { hdr.recirc.left = w1; hdr.recirc.cur = g1; hdr.recirc.steps = meta.size; }
     action w0_go0() { w0_set0(); AGAIN(PH_WDRAW); }
     action w0_go1() { w0_set1(); AGAIN(PH_WDRAW); }
     action w0_none0() { w0_set0(); ans_echo(OP_REJECT, 0, ST_NOTHOLDER); finished = 1; }
     action w0_none1() { w0_set1(); ans_echo(OP_REJECT, 0, ST_NOTHOLDER); finished = 1; }
-    action w0_none0_reply() { w0_none0(); SEND_NEXT(SEND_REPLY); }
-    action w0_none1_reply() { w0_none1(); SEND_NEXT(SEND_REPLY); }
     table wd0_op {
         key = {
             meta.level : ternary @name("level");
             w0         : ternary @name("w0");
             w1         : ternary @name("w1");
-            forced     : ternary @name("forced");
-            meta.cont  : ternary @name("cont");
         }
-        actions = { w0_go0; w0_go1; w0_none0; w0_none1; w0_none0_reply; w0_none1_reply; }
+        actions = { w0_go0; w0_go1; w0_none0; w0_none1; }
         const default_action = w0_go1();
-        /* level, w0, w1, forced, cont */
+        /* level, w0, w1 */
         const entries = {
-            (0, 0, _, 1, 0) : w0_none0_reply();
-            (0, 0, _, _, _) : w0_none0();
-            (0, _, _, _, _) : w0_go0();
-            (1, _, 0, 1, 0) : w0_none1_reply();
-            (1, _, 0, _, _) : w0_none1();
+            (0, 0, _) : w0_none0();
+            (0, _, _) : w0_go0();
+            (1, _, 0) : w0_none1();
         }
-        size = 5;
+        size = 3;
     }
     /* A withdrawal pass (P_WD) that found its request: released (the release's answer), a
      * clean walk when the request was at the head (wd_head: the chain's test of recirc.cur
@@ -3825,47 +3820,35 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* A withdrawal walk pass that did not find its request at the slot: the walk ends when
      * no live request is left to pass or no step (tested on the counts before this pass's
      * decrements: left - 1 == 0 as left == 1 when the slot is live), rejected (not the
-     * holder) and finished, a force-release's reply next unless the pass continues; else on
-     * to the next slot. The counts and the position move on either way (left less a live
-     * slot, steps less one, nc). */
+     * holder) and finished; else on to the next slot. The counts and the position move on
+     * either way (left less a live slot, steps less one, nc). */
     action ws_set() { hdr.recirc.steps = hdr.recirc.steps - 1; hdr.recirc.cur = nc; }
     action ws_set_live() { ws_set(); hdr.recirc.left = hdr.recirc.left - 1; }
     action ws_end() { ans_echo(OP_REJECT, 0, ST_NOTHOLDER); finished = 1; }
-    action ws_end_reply() { ws_end(); SEND_NEXT(SEND_REPLY); }
     action ws_go() { ws_set(); AGAIN(PH_WDRAW); }
     action ws_go_live() { ws_set_live(); AGAIN(PH_WDRAW); }
     action ws_stop() { ws_set(); ws_end(); }
     action ws_stop_live() { ws_set_live(); ws_end(); }
-    action ws_stop_reply() { ws_set(); ws_end_reply(); }
-    action ws_stop_live_reply() { ws_set_live(); ws_end_reply(); }
     table wd_step {
         key = {
-            sv_live         : ternary @name("sv_live");
-            hdr.recirc.left : ternary @name("left");
+            sv_live          : ternary @name("sv_live");
+            hdr.recirc.left  : ternary @name("left");
             hdr.recirc.steps : ternary @name("steps");
-            SV_STATE        : ternary @name("sv_state");
-            forced          : ternary @name("forced");
-            meta.cont       : ternary @name("cont");
+            SV_STATE         : ternary @name("sv_state");
         }
-        actions = { ws_go; ws_go_live; ws_stop; ws_stop_live; ws_stop_reply; ws_stop_live_reply; }
+        actions = { ws_go; ws_go_live; ws_stop; ws_stop_live; }
         const default_action = ws_go();
-        /* sv_live, left, steps, sv_state, forced, cont */
+        /* sv_live, left, steps, sv_state */
         const entries = {
-            (1, 1, _, SS_LIVE, 1, 0) : ws_stop_live_reply();
-            (1, 1, _, SS_LIVE, _, _) : ws_stop_live();
-            (1, 1, _, _, 1, 0) : ws_stop_reply();
-            (1, 1, _, _, _, _) : ws_stop();
-            (0, 0, _, SS_LIVE, 1, 0) : ws_stop_live_reply();
-            (0, 0, _, SS_LIVE, _, _) : ws_stop_live();
-            (0, 0, _, _, 1, 0) : ws_stop_reply();
-            (0, 0, _, _, _, _) : ws_stop();
-            (_, _, 1, SS_LIVE, 1, 0) : ws_stop_live_reply();
-            (_, _, 1, SS_LIVE, _, _) : ws_stop_live();
-            (_, _, 1, _, 1, 0) : ws_stop_reply();
-            (_, _, 1, _, _, _) : ws_stop();
-            (_, _, _, SS_LIVE, _, _) : ws_go_live();
+            (1, 1, _, SS_LIVE) : ws_stop_live();
+            (1, 1, _, _) : ws_stop();
+            (0, 0, _, SS_LIVE) : ws_stop_live();
+            (0, 0, _, _) : ws_stop();
+            (_, _, 1, SS_LIVE) : ws_stop_live();
+            (_, _, 1, _) : ws_stop();
+            (_, _, _, SS_LIVE) : ws_go_live();
         }
-        size = 13;
+        size = 7;
     }
 
 

@@ -16,14 +16,14 @@ import (
 // does not match -run TestScenarios: with a mutant written into the program, its sites would
 // fail to match and read as catches.
 //
-// Left out as equivalent: the entries of wd0_op and wd_step keyed forced 1 (w0_none0_reply,
-// w0_none1_reply, ws_stop_reply, ws_stop_live_reply: a force-release's reply next), whose
-// mutants no input tells apart. forced is WF_FORCED, which only pass_forced sets, in the first
-// pass of an admin force-release, whose type it makes P_REL; a later pass keeps the flags
-// (hdr.recirc.wflags, parsed only from the recirculation port), a fresh one starts at 0. The
-// withdrawal's passes are P_WD0, the first pass of a client's release with token 0 (kind
-// K_LOCK: fresh, flags 0), and P_WD, whose phase PH_WDRAW only wd0_op's and wd_step's actions
-// set: every withdrawal pass has forced 0 (and so has the ended table's e_expire entry for P_WD).
+// wd0_op and wd_step have no entries for a force-release (the reply to the controller next):
+// they had, and no input told their mutants apart. forced is WF_FORCED, which only pass_forced
+// sets, in the first pass of an admin force-release, whose type it makes P_REL; a later pass
+// keeps the flags (hdr.recirc.wflags, parsed only from the recirculation port), a fresh one
+// starts at 0. The withdrawal's passes are P_WD0, the first pass of a client's release with
+// token 0 (kind K_LOCK: fresh, flags 0), and P_WD, whose phase PH_WDRAW only wd0_op's and
+// wd_step's actions set: every withdrawal pass has forced 0 (and so has the ended table's
+// e_expire entry for P_WD).
 func TestTNAMutantsFailScenarios(t *testing.T) {
 	for _, c := range []struct {
 		mutant
@@ -47,11 +47,11 @@ func TestTNAMutantsFailScenarios(t *testing.T) {
 		{mutant{"shared-release-walks", "a release that leaves holders starts no grant walk",
 			"(1, _) : nhold0_is(0);", "(1, _) : nhold0_is(1);"}, "release"},
 		{mutant{"withdrawal-none-waiting-walks", "a withdrawal at a level where nobody waits is refused at once",
-			"(1, _, 0, _, _) : w0_none1();", "(1, _, 0, _, _) : w0_go1();"}, "withdraw"},
+			"(1, _, 0) : w0_none1();", "(1, _, 0) : w0_go1();"}, "withdraw"},
 		{mutant{"withdrawal-none-waiting-walks-level0", "a withdrawal at a level where nobody waits is refused at once",
-			"(0, 0, _, _, _) : w0_none0();", "(0, 0, _, _, _) : w0_go0();"}, "withdraw"},
+			"(0, 0, _) : w0_none0();", "(0, 0, _) : w0_go0();"}, "withdraw"},
 		{mutant{"withdrawal-walk-uncounted", "the withdrawal walk counts down the live requests it passes",
-			"(_, _, _, SS_LIVE, _, _) : ws_go_live();", "(_, _, _, SS_LIVE, _, _) : ws_go();"}, "withdraw"},
+			"(_, _, _, SS_LIVE) : ws_go_live();", "(_, _, _, SS_LIVE) : ws_go();"}, "withdraw"},
 		{mutant{"unrouted-answer-uncounted", "an answer with no route to its client is counted as a no-route drop",
 			"(_, _, _, _, _, _, 1, 1, 0) : o_drop_noroute();", "(_, _, _, _, _, _, 1, 1, 0) : o_drop();"}, "routing"},
 		{mutant{"probe-level0-no-slots", "a probe of level 0 of a lock with no slots there is a bad request",
@@ -91,7 +91,7 @@ func TestTNAMutantsFailInterleaved(t *testing.T) {
 		il string
 	}{
 		{mutant{"withdrawal-walk-past-its-steps", "the withdrawal walk ends when its steps run out",
-			"(_, _, 1, _, _, _) : ws_stop();", "(_, _, 1, _, _, _) : ws_go();"}, "withdrawal-walk-ends-when-its-steps-run-out"},
+			"(_, _, 1, _) : ws_stop();", "(_, _, 1, _) : ws_go();"}, "withdrawal-walk-ends-when-its-steps-run-out"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if strings.Count(string(dataplane.TNA.Source), c.from) != 1 {
