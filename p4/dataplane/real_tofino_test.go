@@ -69,8 +69,14 @@ func TestRealTofinoCompile(t *testing.T) {
 					// The logical tables (Graph.LogicalTables) against the first round's: the
 					// whole program when the round placed every table (it stops at a table it
 					// cannot place: then only those before it).
+					bound := tofino.StageBound(est.Graphs[0], est.Graphs[1])
 					t.Logf("%s: logical tables: the compiler's first round %d in %d stages, the model's %d, by their earliest stages at least %d stages",
-						target, r.Placement[0].Tables, r.Placement[0].Stages, est.LogicalTotal(), tofino.StageBound(est.Graphs[0], est.Graphs[1]))
+						target, r.Placement[0].Tables, r.Placement[0].Stages, est.LogicalTotal(), bound)
+					// The stage bound is a bound: a round that placed at least the model's
+					// tables (all of them) took at least that many stages.
+					if p := r.Placement[0]; p.Tables >= est.LogicalTotal() && p.Stages < bound {
+						t.Errorf("%s: the first round placed %d tables in %d stages, fewer than the model's bound %d", target, p.Tables, p.Stages, bound)
+					}
 				}
 				if u := r.PHVUse; r.Unallocated[0].Slices+r.Unallocated[1].Slices > 0 {
 					t.Logf("%s: what the failed allocation placed: %d + %d container bits the stages reach, %d + %d tagalong (ingress + egress)",
