@@ -73,10 +73,7 @@ func TestProgramsAgreeCatches(t *testing.T) {
 			"(PH_WRITE, 0, _, _, _, _) : P##off1(); \\\n            (PH_WRITE, _, _, _, _, _) : P##off0();"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
-			if strings.Count(string(dataplane.TNA.Source), m.from) != 1 {
-				t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", m.from, dataplane.TNA.File)
-			}
-			src := []byte(strings.Replace(string(dataplane.TNA.Source), m.from, m.to, 1))
+			src := mutate(t, dataplane.TNA, m.from, m.to)
 			// The configuration with overflow first: the forwarded flag is set by push-backs.
 			for _, rules := range []diffRules{diffConfigs[1], diffConfigs[0], diffConfigs[2], diffConfigs[3]} {
 				a := newDiffSwitch(t, dataplane.V1Model, rules, nil, engine.PipelineInterpreted)

@@ -803,6 +803,16 @@ type mutant struct {
 	name, rule, from, to string
 }
 
+// mutate returns prog's source with from replaced by to once; the test fails when from is not
+// in it exactly once (the program changed under the mutant: the mutant must follow it).
+func mutate(t testing.TB, prog dataplane.Program, from, to string) []byte {
+	t.Helper()
+	if strings.Count(string(prog.Source), from) != 1 {
+		t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", from, prog.File)
+	}
+	return []byte(strings.Replace(string(prog.Source), from, to, 1))
+}
+
 // mutants are the negative controls of the differential test, per program.
 var mutants = map[string][]mutant{
 	dataplane.V1Model.Name: {
@@ -850,12 +860,7 @@ func TestDifferentialMutants(t *testing.T) {
 		t.Run(prog.Name, func(t *testing.T) {
 			for _, m := range mutants[prog.Name] {
 				t.Run(m.name, func(t *testing.T) {
-					from := strings.ReplaceAll(m.from, "\\n", "\n")
-					to := strings.ReplaceAll(m.to, "\\n", "\n")
-					if strings.Count(string(prog.Source), from) != 1 {
-						t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", from, prog.File)
-					}
-					src := []byte(strings.Replace(string(prog.Source), from, to, 1))
+					src := mutate(t, prog, strings.ReplaceAll(m.from, "\\n", "\n"), strings.ReplaceAll(m.to, "\\n", "\n"))
 					for _, rules := range diffConfigs {
 						r := newDiffSwitch(t, prog, rules, src, engine.PipelineInterpreted)
 						for seed := uint64(1); seed <= 300; seed++ {

@@ -137,12 +137,8 @@ func TestAdminExclusive(t *testing.T) {
 // TestAdminExclusiveCatches is its negative control: a program whose admin probe writes one of
 // the fields (the answer's lock) must fail the check.
 func TestAdminExclusiveCatches(t *testing.T) {
-	src := string(dataplane.TNA.Source)
 	const from = "            hdr.admin.size = meta.size;\n"
-	if strings.Count(src, from) != 1 {
-		t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", from, dataplane.TNA.File)
-	}
-	mut := strings.Replace(src, from, from+"            hdr.a_nl.lock = hdr.nl.lock;\n", 1)
+	mut := string(mutate(t, dataplane.TNA, from, from+"            hdr.a_nl.lock = hdr.nl.lock;\n"))
 	inst, err := instrumentExclusive(mut, adminExclusive(mut))
 	if err != nil {
 		t.Fatal(err)

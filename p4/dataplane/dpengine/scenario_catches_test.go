@@ -2,7 +2,6 @@ package dpengine
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
@@ -60,10 +59,7 @@ func TestTNAMutantsFailScenarios(t *testing.T) {
 			"(_, 0) : ap_bad1();", "(_, 0) : ap_go1();"}, "admin"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if strings.Count(string(dataplane.TNA.Source), c.from) != 1 {
-				t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", c.from, dataplane.TNA.File)
-			}
-			src := []byte(strings.Replace(string(dataplane.TNA.Source), c.from, c.to, 1))
+			src := mutate(t, dataplane.TNA, c.from, c.to)
 			checked, err := loadScenarioProgram(dataplane.TNA, src)
 			if err != nil {
 				t.Fatal(err)
@@ -94,10 +90,7 @@ func TestTNAMutantsFailInterleaved(t *testing.T) {
 			"(_, _, 1, _) : ws_stop();", "(_, _, 1, _) : ws_go();"}, "withdrawal-walk-ends-when-its-steps-run-out"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if strings.Count(string(dataplane.TNA.Source), c.from) != 1 {
-				t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", c.from, dataplane.TNA.File)
-			}
-			src := []byte(strings.Replace(string(dataplane.TNA.Source), c.from, c.to, 1))
+			src := mutate(t, dataplane.TNA, c.from, c.to)
 			var il *ilCase
 			for i := range ilCases {
 				if ilCases[i].name == c.il {
