@@ -3571,7 +3571,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* tlevel, valid, forced, qe, t_in, nhold0, w0, w1, adv, qdone */
         const entries = {
             (2, _, 1, _, _, _, _, _, _, _) : ra_notheld();
-            (2, 1, 0, 1, 1, _, _, _, _, _) : ra_reject_ack();
+            (2, 1, 0, 1, 1, _, _, _, _, _) : ra_reject_ack();   /* as the chain it replaced; never
+                                                         * runs: tok_lvl sets tlevel 2 with t_in 0,
+                                                         * and valid is 1 only with t_in 1 */
             (2, _, _, _, _, _, _, _, _, _) : ra_reject();
             (_, 0, 1, _, _, _, _, _, _, _) : ra_notheld();
             (_, 0, _, _, _, _, _, _, _, _) : ra_reject();
