@@ -635,7 +635,7 @@ struct metadata_t {
                         * widened by the hash unit where the answers begin */
     bit<32> gts;       /* the admin probe: the slot's grant time as gtime_rd read it */
     bit<32> st_prev;   /* state_rel: lk_state's lo after */
-    bit<16> rd_port;   /* the slot's port and tenant as read (POOL_WHO) */
+    bit<16> rd_port;   /* the slot's port and tenant as read (port_rd, tenant_rd) */
     bit<16> rd_tenant;
     /* answers and what comes next */
     bit<1>  a_valid;
@@ -907,10 +907,6 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * (a_nl.txn, a_ip.dip, a_nl.lease, a_nl.ts; the port and tenant into meta.rd_port and
  * rd_tenant), which every
  * answer that does not take them from there writes after the pool's blocks. */
-#define POOL_WHO_RD \
-    hdr.a_ip.dip = ip_rd.execute(meta.hd_idx); \
-    meta.rd_port = port_rd.execute(meta.hd_idx); \
-    meta.rd_tenant = tenant_rd.execute(meta.hd_idx);
 /* The queue positions of one level, per lock: head, tail, gnext (16-bit positions, as
  * p4/netlock.p4's LevelQueue). NL is the level, NH/NT/NG the registers' names. The worked
  * level's size is meta.size.
@@ -1986,7 +1982,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     /* The address the route is looked up for: a routed packet's destination; the slot's
-     * client (as POOL_WHO read it into a_ip.dip) for a grant walk's pending grant, a
+     * client (as ip_rd read it into a_ip.dip) for a grant walk's pending grant, a
      * force-release and a retry walk's live slot of the request; an admin request's source;
      * else the requester (normalized above). One table with const entries (four logical
      * tables as ifs). */
@@ -3367,7 +3363,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_ip.dip = ip;
         hdr.a_udp.dport = port;
     }
-    /* The slot's client as the destination (the address read into a_ip.dip by POOL_WHO). */
+    /* The slot's client as the destination (the address read into a_ip.dip by ip_rd). */
     action ans_slot_client() {
         hdr.a_udp.dport = meta.rd_port;
         hdr.a_nl.tenant = meta.rd_tenant;
