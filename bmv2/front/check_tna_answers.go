@@ -46,8 +46,8 @@ func (c *checker) tnaActionAnswers(b Block) {
 					return
 				}
 				walkExpr(e, func(x Expr) {
-					if n := registerActionExecuted(x); n != "" {
-						answers = append(answers, n)
+					if n := registerActionExecuted(x); n != nil {
+						answers = append(answers, n.Name)
 					}
 				})
 			})
@@ -60,20 +60,21 @@ func (c *checker) tnaActionAnswers(b Block) {
 	}
 }
 
-// registerActionExecuted names the RegisterAction whose execute e calls, or "".
-func registerActionExecuted(e Expr) string {
+// registerActionExecuted is the name of the RegisterAction instance whose execute e calls, or
+// nil.
+func registerActionExecuted(e Expr) *NameExpr {
 	call, ok := e.(*CallExpr)
 	if !ok {
-		return ""
+		return nil
 	}
 	m, ok := call.Callee.(*MethodDecl)
 	if !ok || m.Owner == nil || !isTNAExtern(m.Owner) || m.Owner.Name != "RegisterAction" || m.Name != "execute" {
-		return ""
+		return nil
 	}
 	if me, ok := call.Fun.(*MemberExpr); ok {
 		if n, ok := me.X.(*NameExpr); ok {
-			return n.Name
+			return n
 		}
 	}
-	return ""
+	return nil
 }

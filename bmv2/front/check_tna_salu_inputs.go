@@ -110,19 +110,9 @@ func (c *checker) executedSALUs() map[*InstanceDecl]bool {
 			return
 		}
 		walkStmt(b, func(e Expr) {
-			call, ok := e.(*CallExpr)
-			if !ok {
-				return
-			}
-			m, ok := call.Callee.(*MethodDecl)
-			if !ok || m.Owner == nil || !isTNAExtern(m.Owner) || m.Owner.Name != "RegisterAction" || m.Name != "execute" {
-				return
-			}
-			if me, ok := call.Fun.(*MemberExpr); ok {
-				if n, ok := me.X.(*NameExpr); ok {
-					if inst, ok := n.Decl.(*InstanceDecl); ok {
-						out[inst] = true
-					}
+			if n := registerActionExecuted(e); n != nil {
+				if inst, ok := n.Decl.(*InstanceDecl); ok {
+					out[inst] = true
 				}
 			}
 		})
