@@ -3574,6 +3574,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             (_, 0, 1, _, _, _, _, _, _, _) : ra_notheld();
             (_, 0, _, _, _, _, _, _, _, _) : ra_reject();
             (_, _, 1, _, _, _, _, _, _, _) : ra_expired();
+            /* the next two rows never run (kept as the chain they replace had them): a valid
+             * release that did not move the head (adv 0) leaves its slot counted at its
+             * level (q_sub takes a slot off only with the head, q_dec), so r0 or r1 is at
+             * least 1 and qe_pick says 0 */
             (_, _, _, 1, 1, 0, _, _, 0, _) : ra_qe_ack();
             (_, _, _, 1, _, 0, _, _, 0, _) : ra_qe();
             (_, _, _, 1, 1, 0, _, _, _, 0) : ra_qe_ack();
@@ -3660,6 +3664,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             (_, 0, 0, 1, 1, _, _) : gn_stop_walk();
             (_, 0, 0, _, _, 1, _) : gn_stop_clean();
             (_, 0, 0, _, _, _, _) : gn_stop_fin();
+            /* at level 1, gn_next_nc(1) is gn_next_g1: a walk that goes past the slot
+             * (pass_on 1: USED, so not a live slot left ungranted) ran gnext1_op's g1_set,
+             * which returns g_arg, nc */
             (_, 0, _, _, _, _, 1) : gn_next_nc(1);   /* w1 != 0 */
             (_, 0, _, _, _, _, _) : gn_next_g1();
             (_, _, _, _, _, _, 0) : gn_next_nc(0);   /* w0 != 0 */
