@@ -4671,6 +4671,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         gnext0_op.apply();   /* (gnext0_op's comment) */
         gnext1_op.apply();
 
+        /* The second admin probe pass's holders, from lk_state's lo half as state_rel read it:
+         * here, not in the decisions' PH_PROBE2 branch, where bf-p4c split them into three
+         * tables in a row (the concatenations' sources), two stages more before next_step
+         * (2026-12-01, Tofino 2: first round 21 stages, critical path 20). */
+        if (adm2 == 1 && ph == PH_PROBE2) {
+            hdr.admin.holders = 1w0 ++ meta.rd_st[14:0];
+            hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
+        }
+
         /* ================= a packet routed through (kind K_ROUTE) ================= */
         /* Before the decisions and not in their chain: bf-p4c puts the first table of an
          * if-else chain no earlier than everything any table of the chain depends on, so in the
@@ -4852,8 +4861,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (adm2 == 1 && ph == PH_PROBE2) {
             /* The admin passes after the first (their ptype is 0): in the chain, which tells
              * bf-p4c that they exclude the branches above. */
-            hdr.admin.holders = 1w0 ++ meta.rd_st[14:0];
-            hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
             hdr.admin.buffered = meta.bv[15:0];
             hdr.admin.done = meta.dv;
             hdr.admin.gts = meta.gts;   /* the grant time, as gtime_rd read it */
