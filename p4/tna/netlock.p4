@@ -620,6 +620,10 @@ struct metadata_t {
     bit<1>  xheld;
     bit<32> tok_lo;
     bit<32> tok_hi;
+    bit<32> k_lo;      /* the answer's token, grant number's low half (TK_ANS: the site after
+                        * the decisions hashes hi, k_lo and sl_idx) */
+    bit<2>  tk;        /* which token the decisions chose, put together after them: TK_ANS the
+                        * answer's, TK_VAL the admin value from the grant counter, 0 none */
     bit<16> hv;        /* head of the worked level, before the pass's register action */
     slot_t  t_off;     /* the token's slot offset in its level's region (tslot - left, for a
                         * release's h_arg); before the worked level is chosen, the token's
@@ -653,6 +657,10 @@ struct metadata_t {
 }
 
 /* Packet kinds (meta.kind), as p4/netlock.p4. */
+/* meta.tk: the token put together after the decisions (TOK_HI_SLICED's comment) */
+const bit<2> TK_ANS = 1;
+const bit<2> TK_VAL = 2;
+
 const bit<2> K_ROUTE = 0;
 const bit<2> K_LOCK  = 1;
 const bit<2> K_PB    = 2;
@@ -3192,7 +3200,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * fields. The slices split the fields they are taken from, which costs nothing when they
      * are split at bit 16 (NETLOCK_PART_BITS 14, the Tofino build's: two 16-bit halves are two
      * sources, which a move may read). A Hash is called from one place, so each site has its
-     * own. */
+     * own; the late ones are few: a stage has six 16-bit hash distribution units, three 32-bit
+     * outputs (bf-p4c's TofinoIXBarSpec: two units of three slices), and with a pair of hashes
+     * in each branch of the decisions the last stages ran out ("could not fit within the input
+     * crossbar", Tofino 2, 2026-12-01 at 93b92e8: 21 stages). The branches choose the token
+     * (meta.tk, meta.k_lo), one pair per destination puts it together after them. */
 #define TOK_HI_SLICED(h, hi, lo) h.get({(hi)[31 - SLOT_BITS:0], (lo)[31:32 - SLOT_BITS]})
 #define TOK_LO(h, lo, slot) h.get({(lo)[31 - SLOT_BITS:0], (slot)[SLOT_BITS - 1:0]})
 /* VAL_LO(h, lo): lo << SLOT_BITS, by the hash unit (a shift ties its source and result into one
@@ -3224,22 +3236,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_atail;    /* admin.tail */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_agnext0;  /* admin.gnext, at level 0 and 1 */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_agnext1;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_probe; /* admin.value_lo (VAL_LO) */
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_tbase;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_cnt;   /* admin.value_lo (VAL_LO) */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_pass2;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) want_hi_h;    /* admin value >> SLOT_BITS, high half */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tseq_hi_h;    /* the request token >> SLOT_BITS, high half */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_seq;      /* the token's grant number, low half */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_hi;  /* ans_grant_pending */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_lo;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_write_hi; /* the acquire's writing pass */
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_write_lo;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_rw_hi;    /* the retry walk */
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_rw_lo;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_ans_hi;   /* TK_ANS: the writing pass's, the retry walk's */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_ans_lo;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_probe_hi; /* the admin probe's slot */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_probe_lo;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_probe;    /* admin value = grant number << SLOT_BITS */
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_tbase;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_cnt;      /* TK_VAL: admin value = grant counter << SLOT_BITS */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_pass2;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_want;     /* admin value >> SLOT_BITS, low half */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_b;
@@ -3272,11 +3280,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
     action h_q_endx() { meta.q_endxx = qendx_h.get({meta.q_endx}); }
     action h_pend_lo() { hdr.a_nl.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot); }
-    action h_write_lo() { hdr.a_nl.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_idx); }
-    action h_rw_lo() { hdr.a_nl.token_lo = TOK_LO(tok_rw_lo, SV_SEQ, meta.sl_idx); }
+    action h_ans_lo() { hdr.a_nl.token_lo = TOK_LO(tok_ans_lo, meta.k_lo, meta.sl_idx); }
     action h_probe_lo() { hdr.nl.token_lo = TOK_LO(tok_probe_lo, SV_SEQ, meta.sl_idx); }
-    action h_val_lo_probe() { hdr.admin.value_lo = VAL_LO(val_lo_probe, meta.tok_lo); }
-    action h_val_lo_tbase() { hdr.admin.value_lo = VAL_LO(val_lo_tbase, meta.tok_lo); }
+    action h_val_lo_cnt() { hdr.admin.value_lo = VAL_LO(val_lo_cnt, meta.tok_lo); }
     action h_val_lo_pass2() { hdr.admin.value_lo = VAL_LO(val_lo_pass2, hdr.recirc.a_lo); }
     action h_adm_off() { meta.gt = off_adm.get({hdr.admin.offset}); }
     action h_want_lo() {
@@ -4679,6 +4685,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.admin.holders = 1w0 ++ meta.rd_st[14:0];
             hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
         }
+        /* The admin reset's and token base's second passes answer with the value they carry
+         * (the header's ADM_HI and a_lo): here, where those are, not late in the decisions,
+         * whose last stages are short of hash distribution units (TOK_HI_SLICED's comment). */
+        if (adm2 == 1 && (ph == PH_RESET2 || ph == PH_TBASE2)) {
+            hdr.admin.value_hi = TOK_HI_SLICED(val_pass2, ADM_HI, hdr.recirc.a_lo);
+            h_val_lo_pass2();
+        }
 
         /* ================= a packet routed through (kind K_ROUTE) ================= */
         /* Before the decisions and not in their chain: bf-p4c puts the first table of an
@@ -4765,8 +4778,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 hi = meta.tok_hi;
             }
-            hdr.a_nl.token_hi = TOK_HI_SLICED(tok_write_hi, hi, meta.resub.seq);
-            h_write_lo();
+            meta.k_lo = meta.resub.seq;
+            meta.tk = TK_ANS;
         } else if (ptype == P_RW0) {
             /* ---- retry (rw0_op's comment) ---- */
             rw0_op.apply();
@@ -4779,8 +4792,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 } else {
                     hi = meta.tok_hi;
                 }
-                hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, SV_SEQ);
-                h_rw_lo();
+                meta.k_lo = SV_SEQ;
+                meta.tk = TK_ANS;
             }
             /* else: still waiting, nothing to say */
         } else if (ptype == P_RW) {
@@ -4828,8 +4841,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.admin.tail = pos_atail.get({meta.tail});
             hdr.admin.size = meta.size;
             adm_probe.apply();   /* (adm_probe's comment) */
-            hdr.admin.value_hi = TOK_HI_SLICED(val_probe, meta.tok_hi, meta.tok_lo);
-            h_val_lo_probe();
+            meta.tk = TK_VAL;
         } else if (ptype == P_ADMIN && ad == AD_RESET) {
             ADM_HI = meta.tok_hi;
             hdr.recirc.a_lo = meta.tok_lo;
@@ -4847,8 +4859,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             /* the second pass (value > counter) or the reply: next_step's (a stage earlier
              * than a write of the phase here, which next_step also writes) */
             if (meta.gt == 0) {
-                hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
-                h_val_lo_tbase();
+                meta.tk = TK_VAL;
             }
         } else if (ptype == P_ADMIN && ad == AD_GETC) {
             AGAIN(PH_COOKIE2);
@@ -4892,9 +4903,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.token_lo = 0;
             }
         } else if (adm2 == 1 && (ph == PH_RESET2 || ph == PH_TBASE2)) {
-            hdr.admin.value_hi = TOK_HI_SLICED(val_pass2, ADM_HI, hdr.recirc.a_lo);
-            meta.reply = 1;
-            h_val_lo_pass2();
+            meta.reply = 1;   /* the value: before the decisions */
         } else if (adm2 == 1 && ph == PH_COOKIE2) {
             hdr.admin.value_hi = ADM_HI;
             hdr.admin.value_lo = hdr.recirc.a_lo;
@@ -4907,6 +4916,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             ans_echo(OP_RELEASE, FL_REPLY, 0);
         } else if (ptype == P_SEND) {
             meta.reply = 1;
+        }
+
+        /* The token the decisions chose (meta.tk), its halves put together by one pair of
+         * hashes per destination instead of one per branch (TOK_HI_SLICED's comment). */
+        if (meta.tk == TK_ANS) {
+            hdr.a_nl.token_hi = TOK_HI_SLICED(tok_ans_hi, hi, meta.k_lo);
+            h_ans_lo();
+        } else if (meta.tk == TK_VAL) {
+            hdr.admin.value_hi = TOK_HI_SLICED(val_cnt, meta.tok_hi, meta.tok_lo);
+            h_val_lo_cnt();
         }
         next_step.apply();   /* (next_step's comment) */
 
