@@ -860,10 +860,12 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_lo) txn_lo_wr = { \
         void apply(inout bit<32> v) { v = hdr.nl.txn_lo; } }; \
-    RegisterAction<bit<32>, slot_t, bit<32>>(s_hold) hold_rel = { \
-        void apply(inout bit<32> v, out bit<32> rv) { \
-            rv = v; \
-            if (v == meta.tseq_lo && v != 0) { v = 0; } } }; \
+    RegisterAction<bit<32>, slot_t, bit<1>>(s_hold) hold_rel = { \
+        void apply(inout bit<32> v, out bit<1> rv) { \
+            rv = 0; \
+            if (v == meta.tseq_lo && v != 0) { v = 0; rv = 1; } } }; \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_hold) hold_rd = { \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<1>>(s_hold) hold_chk = { \
         void apply(inout bit<32> v, out bit<1> rv) { \
             rv = 0; \
@@ -1613,7 +1615,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * that bf-p4c must all place in the register's stage). */
     action hold_write() { hold_wr.execute(meta.hd_idx); }
     action hold_check() { meta.valid = hold_chk.execute(meta.hd_idx); }
-    action hold_release() { SV_SEQ = hold_rel.execute(meta.hd_idx); }
+    /* A release clears the hold its token names and says so (meta.valid): the comparison
+     * in the stateful ALU, not in a gateway after it (bf-p4c 9.13.4, Tofino 2, 2026-12-01:
+     * "Compiler Bug: ... cannot find corresponding slice, field: meta.tseq_lo" at the gateway
+     * `SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0`, in its physical live ranges; a read of the
+     * slot's grant number for the walk and the probe is hold_rd's). */
+    action hold_release() { meta.valid = hold_rel.execute(meta.hd_idx); }
+    action hold_read() { SV_SEQ = hold_rd.execute(meta.hd_idx); }
     table hold_op {
         key = {
             ptype           : ternary @name("ptype");
@@ -1626,7 +1634,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.txn_hi_ok  : ternary @name("txn_hi_ok");
             meta.txn_lo_ok  : ternary @name("txn_lo_ok");
         }
-        actions = { hold_write; hold_check; hold_release; NoAction; }
+        actions = { hold_write; hold_check; hold_release; hold_read; NoAction; }
         const default_action = NoAction();
         /* ptype, pend, kind, phase, tlevel, fl_hi, fl_lo, txn_hi_ok, txn_lo_ok */
         const entries = {
@@ -1642,9 +1650,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             (P_REL, _, _, _, 2, _, _, _, _) : NoAction();
             (P_REL, _, _, _, _, 2, _, 1, 1) : hold_release();
             (P_REL, _, _, _, _, 1, 1, 1, 1) : hold_release();
-            /* reads, releasing nothing (tseq_lo 0): a retry walk, the probe's third pass */
-            (P_RW, _, _, _, _, _, _, _, _) : hold_release();
-            (_, _, K_ADMIN, PH_PROBE3, _, _, _, _, _) : hold_release();
+            /* reads: a retry walk, the probe's third pass */
+            (P_RW, _, _, _, _, _, _, _, _) : hold_read();
+            (_, _, K_ADMIN, PH_PROBE3, _, _, _, _, _) : hold_read();
         }
         size = 16;
     }
@@ -4407,20 +4415,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * (above, with the pending grant's answer). */
         /* The grant decided in the pass before: at its slot (hd_idx, above), its number
          * recirc.pseq_lo. */
-        if (ph == PH_RWALK || ph == PH_PROBE3) {
-            /* hold_rel as a read in a retry walk (P_RW) or the probe's third pass: the grant
-             * number it compares with is 0 (the request's token is not the slot's holder's; an
-             * acquire's token bits must not clear a hold). Chosen by the phase, which only
-             * those passes carry (a pass of another ptype with it is routed: it reads no
-             * cell), not by ptype and the probe's flag, a stage later. */
-            meta.tseq_lo = 0;
-        }
-        /* s_hold: hold_op's comment */
+        /* s_hold: hold_op's comment (meta.valid: hold_release's for a release, hold_check's
+         * for a lease-probe, else 0) */
         hold_op.apply();
-        if (REL_GO && PRE_OK && TXN_OK && ptype == P_REL) {
-            /* (else it stays 0: hold_check, the only other write, runs for a lease-probe) */
-            if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; }
-        }
 
         /* ================= stage: the pool's flags, lease and timestamp ================= */
         flags_op.apply();   /* (flags_op's comment) */

@@ -840,7 +840,7 @@ var mutants = map[string][]mutant{
 			"(_, _, P_GRANT, _, _, 1, SS_LIVE, _, _, _, _, MODE_X) : st_take_x();",
 			"(_, _, P_GRANT, _, _, 1, SS_LIVE, _, _, _, _, MODE_X) : st_take_s();"},
 		{"release-ignores-token", "a release must name the holder's token",
-			"if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; }", "if (SV_SEQ != 0) { meta.valid = 1; }"},
+			"if (v == meta.tseq_lo && v != 0) { v = 0; rv = 1; }", "if (v != 0) { v = 0; rv = 1; }"},
 		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
 			"0 : e_flags(0, 0, 1);", "0 : e_flags(0, 0, 0);"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
