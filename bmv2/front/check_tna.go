@@ -324,8 +324,9 @@ func (c *checker) tnaDeferredCalls() {
 // (tnaFieldListConstants), a parser writes a field once per path unless it ORs
 // (tnaParserRewrites), and a condition in an action of an ingress or egress control is a
 // constant or a bool action data parameter (tnaActionConditions), no hash reads a field
-// a hash wrote in the same action (tnaHashOfHash), and an if's condition is one a gateway
-// evaluates (tnaGatewayConditions).
+// a hash wrote in the same action (tnaHashOfHash), an if's condition is one a gateway
+// evaluates (tnaGatewayConditions), a table's actions fit the immediate pathway
+// (tnaTableImmediateBits, a warning) and a stage's instruction memory (tnaInstructionMemory).
 func (c *checker) tnaPipelineRules() {
 	pipes, err := c.out.TNAPipes()
 	if err != nil {
@@ -358,6 +359,8 @@ func (c *checker) tnaPipelineRules() {
 				c.tnaActionAnswers(b)
 				c.tnaGatewayConditions(b)
 				c.tnaImmediateBits(b)
+				c.tnaTableImmediateBits(b)
+				c.tnaInstructionMemory(b)
 			}
 		}
 		for _, b := range []Block{p.IngressDeparser, p.EgressDeparser} {

@@ -725,17 +725,22 @@ func preloaded(rhs Expr, hashOut map[string]int) int {
 	return gone
 }
 
-// tnaImmediateMsg is bf-p4c's message for an action whose hash, random and meter-color data is
-// wider than Tofino 1's immediate pathway (mau/action_format.cpp, p4c 34b86e9).
+// tnaImmediateMsg is bf-p4c's message for a table whose hash, random and meter-color data is
+// wider than the immediate pathway (mau/action_format.cpp, Format::analyze_actions, p4c
+// 34b86e9: "In table %1%, the number of bits ...", ", and can not be allocated" after it).
 const tnaImmediateMsg = "the number of bits required to go through the immediate pathway %d (e.g. data coming from Hash, RNG, Meter Color) is greater than the available bits 32"
 
-// tnaImmediateBits warns, on Tofino 1, of an action whose Hash and Random gets and meter colors
-// need more than 32 bits (their outputs' widths, a color 8): in an ingress or egress control,
-// a run of assignments of an apply block (what p4c makes one action: an if, a call or a block
-// ends it) and an action's body with the actions it calls. The outputs reach the action through
-// the immediate data bus, 32 bits wide per table. Seen with p4c-barefoot 9.13.4 (2026-11-30):
-// thirteen actions of p4/tna/netlock.p4 at 8a03abf, 48 to 128 bits each; this rule names
-// twelve of them where the compiler does and the thirteenth (ans_grant_pending) as an action.
+// tnaImmediateBits warns of an action whose Hash and Random gets and meter colors need more
+// than 32 bits (their outputs' widths, a color 8): in an ingress or egress control, a run of
+// assignments of an apply block (what p4c makes one action: an if, a call or a block ends it)
+// and the body, with the actions it calls, of an action that no table of the control lists
+// (one the apply block calls: p4c makes it a table of its own); a table's actions are checked
+// together, as the compiler checks them (tnaTableImmediateBits). The outputs reach the action
+// through the immediate data bus, 32 bits wide per table on Tofino 1 and 2 alike
+// (Format::IMMEDIATE_BITS, a constant of mau/action_format.h, not a device spec; bf-p4c refused
+// a table of Tofino 2 with it, 2026-12-01). Seen with p4c-barefoot 9.13.4 (2026-11-30):
+// thirteen actions of p4/tna/netlock.p4 at 8a03abf, 48 to 128 bits each; this rule named
+// twelve of them where the compiler did and the thirteenth (ans_grant_pending) as an action.
 // The compiler counts the outputs' sections as laid out on the bus after PHV allocation (it
 // said 96 where the fields make 80: five 16-bit containers), never less than the fields' bits,
 // so a count above 32 here is above 32 there, unless a transformation takes a hash out of the
@@ -743,7 +748,7 @@ const tnaImmediateMsg = "the number of bits required to go through the immediate
 // for those it does not.
 func (c *checker) tnaImmediateBits(b Block) {
 	cd := b.Control
-	if cd == nil || cd.Body == nil || c.out.TofinoGeneration() == 2 {
+	if cd == nil || cd.Body == nil {
 		return
 	}
 	bits := func(e Expr) int {
@@ -770,7 +775,7 @@ func (c *checker) tnaImmediateBits(b Block) {
 	}
 	report := func(p Pos, n int) {
 		if n > 32 {
-			c.warnf(p, "likely refused by bf-p4c on Tofino 1: "+tnaImmediateMsg, n)
+			c.warnf(p, "likely refused by bf-p4c: "+tnaImmediateMsg, n)
 		}
 	}
 	actionRuns(cd.Body.Stmts, func(run []Stmt) {
@@ -817,8 +822,10 @@ func (c *checker) tnaImmediateBits(b Block) {
 		})
 		return n
 	}
+	listed := map[*ActionDecl]bool{} // the actions a table lists: tnaTableImmediateBits
+	tableActions(cd, func(_ *TableDecl, r *ActionRef) { listed[r.Action] = true })
 	for _, l := range cd.Locals {
-		if a, ok := l.(*ActionDecl); ok {
+		if a, ok := l.(*ActionDecl); ok && !listed[a] {
 			report(a.P, body(a, 0))
 		}
 	}

@@ -1351,11 +1351,13 @@ func TestControlPlaneNameDeadBranch(t *testing.T) {
 }
 
 // TestTNAImmediateBits: two 32-bit hash outputs in one action (a run of assignments) are more
-// than Tofino 1's immediate pathway carries; an if between them makes two actions, and an
-// instruction computing with one of them and a constant or the other takes it out of the action
-// (a $precompute table). Checked against p4c-barefoot 9.13.4 (2026-11-30): it refuses the first
-// ("the number of bits required to go through the immediate pathway 64 ... is greater than the
-// available bits 32") and compiles the other three. The front end warns (tnaImmediateBits' comment says why not an error).
+// than the immediate pathway carries, on Tofino 1 and 2; an if between them makes two actions,
+// and an instruction computing with one of them and a constant or the other takes it out of the
+// action (a $precompute table). Checked against p4c-barefoot 9.13.4 on Tofino 1 (2026-11-30):
+// it refuses the first ("the number of bits required to go through the immediate pathway 64 ...
+// is greater than the available bits 32") and compiles the other three; the pathway's 32 bits
+// are the same constant on Tofino 2 (Format::IMMEDIATE_BITS). The front end warns
+// (tnaImmediateBits' comment says why not an error).
 func TestTNAImmediateBits(t *testing.T) {
 	const decls = "Hash<bit<32>>(HashAlgorithm_t.CRC32) h1;\n    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) h2;"
 	for _, tc := range []struct {
@@ -1369,16 +1371,154 @@ func TestTNAImmediateBits(t *testing.T) {
 		{"the second masked by a constant", "md.idx = h1.get({hdr.eth.dst}); md.val = h2.get({hdr.eth.src}); md.val = md.val & 0xfffffffc; if (md.idx == md.val) { hdr.eth.etype = 1; }", false},
 		{"the two added", "md.idx = h1.get({hdr.eth.dst}); md.val = h2.get({hdr.eth.src}); md.idx = md.idx + md.val; if (md.idx == md.val) { hdr.eth.etype = 1; }", false},
 	} {
-		c, err := loadMain(actionCondProgram(decls, tc.body, false), "1")
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
+		for _, gen := range []string{"1", "2"} {
+			c, err := loadMain(actionCondProgram(decls, tc.body, false), gen)
+			if err != nil {
+				t.Fatalf("%s (Tofino %s): %v", tc.name, gen, err)
+			}
+			got := false
+			for _, w := range c.Warnings {
+				got = got || strings.Contains(w.Msg, "immediate pathway 64")
+			}
+			if got != tc.want {
+				t.Errorf("%s (Tofino %s): warned %v, want %v (%v)", tc.name, gen, got, tc.want, c.Warnings)
+			}
 		}
-		got := false
-		for _, w := range c.Warnings {
-			got = got || strings.Contains(w.Msg, "immediate pathway 64")
+	}
+}
+
+// tableProgram is a TNA program whose ingress control declares decls and applies table t, on
+// the Ethernet type, whose actions are acts and NoAction, its default.
+func tableProgram(decls string, acts []string) string {
+	decls += "\n    table t { key = { hdr.eth.etype : exact; } actions = { " + strings.Join(acts, "; ") +
+		"; NoAction; } default_action = NoAction(); }"
+	return actionCondProgram(decls, "t.apply();", false)
+}
+
+// TestTNATableImmediateBits: bf-p4c ORs the hash, random and meter-color outputs of all of a
+// table's actions into its immediate bits, 32 on Tofino 1 and 2 (mau/action_format.cpp,
+// Format::analyze_actions), so two actions each with a 32-bit hash of its own are 64 bits for
+// their table, though each fits alone; one Hash's gets in two actions share their bits, Random
+// outputs of two actions overlap, a meter's color adds 8 bits (tnaTableImmediateBits' comment:
+// RamSection::condense and the parameters' overlap functions). The refusal seen: "In table
+// decide, the number of bits required to go through the immediate pathway 112" (p4c-barefoot
+// 9.13.4, Tofino 2, 2026-12-01; its five hashes 16+16+16+32+32 bits, each in other actions).
+func TestTNATableImmediateBits(t *testing.T) {
+	const decls = `Hash<bit<32>>(HashAlgorithm_t.CRC32) h1;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) h2;
+    Random<bit<32>>() rnd1;
+    Random<bit<32>>() rnd2;
+    Meter<bit<10>>(1024, MeterType_t.PACKETS) mtr;
+    action a_h1() { md.idx = h1.get({hdr.eth.dst}); }
+    action a_h1_too() { md.val = h1.get({hdr.eth.dst}); }
+    action a_h2() { md.val = h2.get({hdr.eth.src}); }
+    action a_h2_masked() { md.val = h2.get({hdr.eth.src}); md.val = md.val & 0xfffffffc; }
+    action a_none() { md.val = 7; }
+    action a_rnd1() { md.idx = rnd1.get(); }
+    action a_rnd2() { md.val = rnd2.get(); }
+    action a_mtr() { md.idx = (bit<32>)mtr.execute(md.idx[9:0]); }
+    action a_h1_lo() { md.idx[15:0] = h1.get({hdr.eth.dst})[15:0]; }
+    action a_h2_lo() { md.val[15:0] = (bit<16>)h2.get({hdr.eth.src}); }`
+	for _, tc := range []struct {
+		name string
+		acts []string
+		want int // the bits warned of, 0 for no warning
+	}{
+		{"two actions, a 32-bit hash each", []string{"a_h1", "a_h2"}, 64},
+		{"a 32-bit hash and an action without", []string{"a_h1", "a_none"}, 0},
+		{"one hash's gets in two actions", []string{"a_h1", "a_h1_too"}, 0},
+		{"a hash beside a hash it precomputes", []string{"a_h1", "a_h2_masked"}, 0},
+		{"a 32-bit random number in each of two actions", []string{"a_rnd1", "a_rnd2"}, 0},
+		{"a 32-bit hash and a meter's color", []string{"a_h1", "a_mtr"}, 40},
+		{"two hashes and a random number", []string{"a_h1", "a_h1_too", "a_h2", "a_rnd1"}, 96},
+		// a sliced output counts its slice's bits (a lower bound: the compiler counts the
+		// sections as the PHV allocation lays them out)
+		{"16 bits of each of two hashes", []string{"a_h1_lo", "a_h2_lo"}, 0},
+		{"16 bits of a hash and another hash", []string{"a_h1_lo", "a_h2"}, 48},
+	} {
+		for _, gen := range []string{"1", "2"} {
+			c, err := loadMain(tableProgram(decls, tc.acts), gen)
+			if err != nil {
+				t.Fatalf("%s (Tofino %s): %v", tc.name, gen, err)
+			}
+			var got []string
+			for _, w := range c.Warnings {
+				if strings.Contains(w.Msg, "immediate pathway") {
+					got = append(got, w.Msg)
+				}
+			}
+			switch {
+			case tc.want == 0 && len(got) > 0:
+				t.Errorf("%s (Tofino %s): warned %q, want no warning", tc.name, gen, got)
+			case tc.want > 0 && (len(got) != 1 || !strings.Contains(got[0], fmt.Sprintf("in table t, the number of bits required to go through the immediate pathway %d ", tc.want))):
+				t.Errorf("%s (Tofino %s): warned %q, want one warning for table t of %d bits", tc.name, gen, got, tc.want)
+			}
 		}
-		if got != tc.want {
-			t.Errorf("%s: warned %v, want %v (%v)", tc.name, got, tc.want, c.Warnings)
+	}
+}
+
+// TestTNAInstructionMemory: a stage's instruction memory holds a table's actions in 32 rows of
+// two colors, on Tofino 1 and 2, row 0's first color the noop slot (which NoAction takes) and,
+// on Tofino 2, row 31's second the always-run action's (mau/instruction_memory.cpp); actions
+// that write one field take a row each (tnaInstructionMemory's comment). So 33 actions writing
+// md.idx are refused and 32 are taken; 33 actions each writing a bit of its own are warned of
+// (they fit only in pairs), 32 are not; 63 are refused on Tofino 2 only, 64 on both.
+func TestTNAInstructionMemory(t *testing.T) {
+	// actions returns n actions writing md.idx (common) or a bit each of md.wide and md.idx.
+	actions := func(n int, common bool) (string, []string) {
+		var decls []string
+		var names []string
+		for i := 0; i < n; i++ {
+			name := fmt.Sprintf("a%d", i)
+			body := fmt.Sprintf("md.idx = %d;", i)
+			switch {
+			case common:
+			case i < 64:
+				body = fmt.Sprintf("md.wide[%d:%d] = 1;", i, i)
+			default:
+				body = fmt.Sprintf("md.idx[%d:%d] = 1;", i-64, i-64)
+			}
+			decls = append(decls, "action "+name+"() { "+body+" }")
+			names = append(names, name)
+		}
+		return strings.Join(decls, "\n    "), names
+	}
+	const refused, warned = "table t could not fit within the instruction memory", "table t may not fit within the instruction memory"
+	for _, tc := range []struct {
+		name   string
+		n      int
+		common bool
+		want   [2]string // Tofino 1's diagnostic and Tofino 2's: refused, warned or ""
+	}{
+		{"33 actions writing one field", 33, true, [2]string{refused, refused}},
+		{"32 actions writing one field", 32, true, [2]string{"", ""}},
+		{"33 actions writing a bit each", 33, false, [2]string{warned, warned}},
+		{"32 actions writing a bit each", 32, false, [2]string{"", ""}},
+		{"63 actions writing a bit each", 63, false, [2]string{warned, refused}},
+		{"64 actions writing a bit each", 64, false, [2]string{refused, refused}},
+	} {
+		decls, names := actions(tc.n, tc.common)
+		for i, gen := range []string{"1", "2"} {
+			c, err := loadMain(tableProgram(decls, names), gen)
+			var got []string
+			if err != nil {
+				got = append(got, err.Error())
+			}
+			if c != nil {
+				for _, w := range c.Warnings {
+					got = append(got, w.Msg)
+				}
+			}
+			diag := strings.Join(got, "\n")
+			want := tc.want[i]
+			switch {
+			case want == "" && strings.Contains(diag, "instruction memory"):
+				t.Errorf("%s (Tofino %s): %s, want no instruction-memory diagnostic", tc.name, gen, diag)
+			case want == refused && (err == nil || !strings.Contains(err.Error(), refused)):
+				t.Errorf("%s (Tofino %s): %v, want the error %q", tc.name, gen, err, refused)
+			case want == warned && (err != nil || !strings.Contains(diag, warned)):
+				t.Errorf("%s (Tofino %s): %s, want only the warning %q", tc.name, gen, diag, warned)
+			}
 		}
 	}
 }
