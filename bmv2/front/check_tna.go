@@ -389,6 +389,7 @@ func (c *checker) tnaPipelineRules() {
 					c.errorf(call.P, "%s: a resubmit header is at most 64 bits on Tofino 1, not %d", ExprString(call.Fun), w)
 				}
 			}
+			c.tnaTypedResubmit(call, m)
 		})
 	}
 }
@@ -441,5 +442,34 @@ func (c *checker) tnaBlockCalls(b Block, f func(*CallExpr, *MethodDecl)) {
 	}
 	if b.Control != nil {
 		visitDecl(b.Control)
+	}
+}
+
+// tnaTypedResubmitMsg is bf-p4c 9.13.4's (p4c 34b86e9) failure on a Resubmit declared with its
+// type as a constructor argument, on Tofino 2 with --alt-phv-alloc.
+const tnaTypedResubmitMsg = "Compiler Bug: Trying to create field slice larger than field: bit[127..0].size() > ...resubmit_type<3>"
+
+// tnaTypedResubmit warns, on Tofino 2, of an emit of a Resubmit declared with a constructor
+// argument (Resubmit(type)): bf-p4c gives that emit's digest selector, the deparser metadata's
+// resubmit_type, no type (parde/extract_deparser.cpp, processResubmitEmit: the Mirror case gets
+// one), and its physical live ranges (--alt-phv-alloc, FinalizePhysicalLiverange) then take the
+// selector's width as 128 bits and stop. Seen 2026-12-01 on a 40-line program; the same
+// program with Resubmit() inside `if (resubmit_type == type)` compiles. Without
+// --alt-phv-alloc both compile: a warning, not an error.
+func (c *checker) tnaTypedResubmit(call *CallExpr, m *MethodDecl) {
+	if c.out.TofinoGeneration() != 2 || m.Owner == nil || m.Owner.Name != "Resubmit" || m.Name != "emit" {
+		return
+	}
+	me, ok := call.Fun.(*MemberExpr)
+	if !ok {
+		return
+	}
+	n, ok := me.X.(*NameExpr)
+	if !ok {
+		return
+	}
+	if inst, ok := n.Decl.(*InstanceDecl); ok && len(inst.Args) > 0 {
+		c.warnf(call.P, "%s: likely refused by bf-p4c on Tofino 2 with --alt-phv-alloc (%s): declare %s as Resubmit() and emit it inside if (resubmit_type == type)",
+			ExprString(call.Fun), tnaTypedResubmitMsg, inst.Name)
 	}
 }

@@ -1522,3 +1522,32 @@ func TestTNAInstructionMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestTNATypedResubmit: bf-p4c 9.13.4 stops on the emit of a Resubmit declared with its type,
+// Resubmit(1), on Tofino 2 with --alt-phv-alloc (tnaTypedResubmit's comment; seen 2026-12-01 on
+// a 40-line program, which compiled with Resubmit() and without the flag); the front end warns
+// on Tofino 2 and says nothing of Resubmit() nor on Tofino 1.
+func TestTNATypedResubmit(t *testing.T) {
+	for _, tc := range []struct {
+		name, decl, gen string
+		want            bool
+	}{
+		{"typed, Tofino 2", "Resubmit(1) rs;", "2", true},
+		{"untyped, Tofino 2", "Resubmit() rs;", "2", false},
+		{"typed, Tofino 1", "Resubmit(1) rs;", "1", false},
+	} {
+		src := strings.Replace(fieldListProgram("if (ig_dprsr_md.resubmit_type == 1) { rs.emit(md.res); }"),
+			"Resubmit() rs;", tc.decl, 1)
+		c, err := loadMain(src, tc.gen)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := false
+		for _, w := range c.Warnings {
+			got = got || strings.Contains(w.Msg, "with --alt-phv-alloc")
+		}
+		if got != tc.want {
+			t.Errorf("%s: warned %v, want %v (%v)", tc.name, got, tc.want, c.Warnings)
+		}
+	}
+}

@@ -4941,7 +4941,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 control NetlockIngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
                                in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Checksum() ipv4_csum;
-    Resubmit(RESUB_WRITE) resubmit;
+    /* No constructor argument: the type is the if's. bf-p4c 9.13.4 (p4c 34b86e9) gives the
+     * digest selector of a Resubmit(type) no type (parde/extract_deparser.cpp,
+     * processResubmitEmit), and with --alt-phv-alloc on Tofino 2 it then stops: "Compiler Bug:
+     * Trying to create field slice larger than field: bit[127..0].size() > ...resubmit_type<3>"
+     * (FinalizePhysicalLiverange; a 40-line program with Resubmit(1) does the same,
+     * 2026-12-01). */
+    Resubmit() resubmit;
 
     apply {
         if (ig_dprsr_md.resubmit_type == RESUB_WRITE) {
