@@ -101,6 +101,10 @@ type Table struct {
 	point     int
 	armWrites map[int]fields
 	in        []edge // the dependencies on tables before it
+	// what it sends through hash distribution (hashdist.go): the hashes its actions use as
+	// data, and its register, counter and meter indexes
+	hdImm   []immHash
+	hdIndex []hdUse
 }
 
 // edge is a dependency on an earlier table: from's stage plus cost, or (inject) the latest
@@ -162,7 +166,7 @@ func (m graphModel) build(ctl *front.ControlDecl, consts map[front.Expr]front.Va
 	if ctl.Body == nil {
 		return nil, fmt.Errorf("control %s has no apply block", ctl.Name)
 	}
-	b := &graphBuilder{g: &Graph{Control: ctl.Name, m: m}, m: m, consts: consts, written: fields{}}
+	b := &graphBuilder{g: &Graph{Control: ctl.Name, m: m}, m: m, consts: consts, written: fields{}, index: map[*front.CallExpr]bool{}}
 	if len(m.assume) > 0 {
 		b.env = passEnv{}
 	}
@@ -194,6 +198,10 @@ type graphBuilder struct {
 	// env holds the local variables known under the model's assumptions (assume) where the
 	// walk is; nil without assumptions
 	env passEnv
+	// index are the Hash.get calls that are an extern's index (hashDistUses); noHD is set
+	// while a key or a condition is read, whose hashes are not counted
+	index map[*front.CallExpr]bool
+	noHD  bool
 }
 
 // stmts adds the tables of an apply block's statements.
@@ -474,7 +482,10 @@ func (b *graphBuilder) selector(e front.Expr, kind TKind, name string, p front.P
 		return b.apply(call)
 	}
 	t := b.table(kind, name, p)
-	if err := b.reads(e, t, t.match); err != nil {
+	b.noHD = true // a hash a condition or a switch tests is not counted (hashdist.go)
+	err := b.reads(e, t, t.match)
+	b.noHD = false
+	if err != nil {
 		return nil, err
 	}
 	b.place(t)
@@ -647,11 +658,14 @@ func (b *graphBuilder) apply(call *front.CallExpr) (*Table, error) {
 	}
 	t := b.table(TMatch, b.inst+td.Name, call.P)
 	if p := td.Prop("key"); p != nil {
+		b.noHD = true // a hash in a key is not counted (hashdist.go)
 		for _, k := range p.Keys {
 			if err := b.reads(k.Expr, t, t.match); err != nil {
+				b.noHD = false
 				return nil, err
 			}
 		}
+		b.noHD = false
 	}
 	t.actWrites = map[string]fields{}
 	if p := td.Prop("actions"); p != nil {
@@ -890,6 +904,7 @@ func (b *graphBuilder) call(call *front.CallExpr, t *Table, into fields) error {
 		}
 		return nil
 	}
+	b.hashDistUses(call, m, t)
 	// An extern's method: its arguments (a hash's field list, an index) come through the
 	// crossbar, and a register action's apply body reads the control's fields besides its
 	// parameters the same way.

@@ -152,8 +152,14 @@ func TestRealStageBound(t *testing.T) {
 // into dir and returns the compiler's first placement round.
 func firstRound(t *testing.T, bin, dir, name, locals, body string) PlacementRound {
 	t.Helper()
+	return firstRoundSrc(t, bin, dir, name, program(locals, body))
+}
+
+// firstRoundSrc compiles the program prog as firstRound does.
+func firstRoundSrc(t *testing.T, bin, dir, name, prog string) PlacementRound {
+	t.Helper()
 	src := filepath.Join(dir, name+".p4")
-	if err := os.WriteFile(src, []byte(program(locals, body)), 0o644); err != nil {
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r, err := Compile(context.Background(), src, CompileOptions{Compiler: bin, Target: "tofino", Arch: "tna",

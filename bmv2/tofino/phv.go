@@ -487,6 +487,8 @@ type ProgramEstimate struct {
 	// Logical is each gress's logical tables: its tables and the gateways that merge with
 	// none (Graph.LogicalTables).
 	Logical [2][2]int
+	// HashDist is what the tables of both gresses take of hash distribution (hashdist.go).
+	HashDist HashDistUse
 }
 
 // LogicalTotal is the logical tables of both gresses, which share a stage's IDs.
@@ -537,6 +539,7 @@ func EstimateProgram(c *front.Checked, res Resources) (*ProgramEstimate, error) 
 		e.SALUs += l.SALUs
 		e.Blocks += l.Blocks
 	}
+	e.HashDist = HashDistOf(e.Graphs[0], e.Graphs[1])
 	e.Gateways = append(Gateways(p.Ingress.Control, c.Const), Gateways(p.Egress.Control, c.Const)...)
 	e.PHV[0] = GressPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control)
 	e.PHV[1] = GressPHV(p.EgressParser.Parser, p.Egress.Control, p.EgressDeparser.Control)
@@ -561,6 +564,12 @@ func (e *ProgramEstimate) Text() string {
 	fmt.Fprintf(&b, "\nlogical tables (bf-p4c's, as modelled): %d of the pipe's %d (%d a stage): ingress %d tables and %d gateways that merge with none, egress %d and %d; by their earliest stages at least %d stages",
 		lt, r.Stages*LogicalIDs, LogicalIDs, e.Logical[0][0], e.Logical[0][1], e.Logical[1][0], e.Logical[1][1], sb)
 	if lt > r.Stages*LogicalIDs || sb > r.Stages {
+		fmt.Fprintf(&b, ": more than the pipe's %d, no layout of one pass fits", r.Stages)
+	}
+	hd := e.HashDist
+	fmt.Fprintf(&b, "\nhash distribution (bf-p4c's, as modelled: %d units of 16 bits a stage in %d hash functions of three, ingress and egress together): %d tables ask for %d units, %d pairs among them (two units of one hash function: a hash wider than 16 bits as data, a meter's index); by the tables' earliest and latest stages at least %d stages, %d if no two tables share a unit",
+		HashDistUnits, HashDistPairs, hd.Tables, hd.Units, hd.Pairs, hd.Bound, hd.Apart)
+	if hd.Bound > r.Stages {
 		fmt.Fprintf(&b, ": more than the pipe's %d, no layout of one pass fits", r.Stages)
 	}
 	fmt.Fprintf(&b, "\nstages by dependencies between values: %d counting operations only (%d placed), %d with decisions folded, %d counting every computing assignment\n",
