@@ -77,6 +77,14 @@ func TestRealTofinoCompile(t *testing.T) {
 					if p := r.Placement[0]; p.Tables >= est.LogicalTotal() && p.Stages < bound {
 						t.Errorf("%s: the first round placed %d tables in %d stages, fewer than the model's bound %d", target, p.Tables, p.Stages, bound)
 					}
+					// The hash distribution bound (tofino.HashDistOf): a bound too, on the
+					// same condition.
+					hd := est.HashDist
+					t.Logf("%s: hash distribution: the model's %d units over %d tables, at least %d stages (%d if no two tables share a unit)",
+						target, hd.Units, hd.Tables, hd.Bound, hd.Apart)
+					if p := r.Placement[0]; p.Tables >= est.LogicalTotal() && p.Stages < hd.Bound {
+						t.Errorf("%s: the first round placed %d tables in %d stages, fewer than the model's hash distribution bound %d", target, p.Tables, p.Stages, hd.Bound)
+					}
 				}
 				if u := r.PHVUse; r.Unallocated[0].Slices+r.Unallocated[1].Slices > 0 {
 					t.Logf("%s: what the failed allocation placed: %d + %d container bits the stages reach, %d + %d tagalong (ingress + egress)",
@@ -93,6 +101,24 @@ func TestRealTofinoCompile(t *testing.T) {
 				u.FieldBits[0], u.FieldBits[1], u.ContainerBits[0], u.ContainerBits[1], u.TagalongBits[0], u.TagalongBits[1])
 			if r.Stages > r.AvailableStages {
 				t.Errorf("%d stages placed, the pipe has %d", r.Stages, r.AvailableStages)
+			}
+			// The estimate against the compiler's own report (docs/dataplane.md, "Where it
+			// stands", keeps the figures): the stateful ALUs exactly (one per register the
+			// program executes), the logical tables and the hash distribution units within
+			// a quarter (2026-12-01, Tofino 2: 216 and 103 against 223 and 91).
+			hd := est.HashDist
+			t.Logf("%s: estimate / compiler: stateful ALUs %d / %d, logical tables %d / %d, hash distribution units %d / %d",
+				target, est.SALUs, r.MeterALUs, est.LogicalTotal(), r.LogicalTables, hd.Units, r.HashDist)
+			if est.SALUs != r.MeterALUs {
+				t.Errorf("%s: the estimate has %d stateful ALUs, the compiler %d", target, est.SALUs, r.MeterALUs)
+			}
+			for _, c := range []struct {
+				what      string
+				est, real int
+			}{{"logical tables", est.LogicalTotal(), r.LogicalTables}, {"hash distribution units", hd.Units, r.HashDist}} {
+				if d := c.est - c.real; 4*d > c.real || -4*d > c.real {
+					t.Errorf("%s: the estimate's %s %d, the compiler's %d: more than a quarter off", target, c.what, c.est, c.real)
+				}
 			}
 		})
 	}
