@@ -35,7 +35,7 @@ func TestRealTofinoCalibration(t *testing.T) {
 	root := testenv.OptIn(t, "NETLOCK_P4C_DIR", "a p4c checkout (its p4testgen Tofino programs are the calibration set)")
 	dir := filepath.Join(root, "backends", "p4tools", "modules", "testgen", "targets", "tofino", "test", "p4-programs")
 	out := t.TempDir()
-	var rows, clusters, chains, logical []string
+	var rows, clusters, chains, logical, hashes []string
 	for _, p := range calibrationPrograms {
 		// One subtest a program: -run 'TestRealTofinoCalibration/tna_' leaves out the two that
 		// compile for many minutes.
@@ -70,6 +70,13 @@ func TestRealTofinoCalibration(t *testing.T) {
 					t.Errorf("logical tables: the model's %d, the compiler's %d (more than 10%% or one off)", m, n)
 				}
 			}
+			// Hash distribution (hashdist.go): the units beside the compiler's, and the
+			// bound, which must not exceed the stages the compiler placed the program in.
+			hd := est.HashDist
+			hashes = append(hashes, fmt.Sprintf("| %s | %d | %d | %s | %d | %d |", p, r.HashDist, hd.Units, pctOff(hd.Units, r.HashDist), r.Stages, hd.Bound))
+			if hd.Bound > r.Stages {
+				t.Errorf("hash distribution: the model's bound %d stages, the compiler placed the program in %d", hd.Bound, r.Stages)
+			}
 			rows = append(rows, fmt.Sprintf("| %s | %d | %d / %d | %d | %d | %d | %d | %d / %d | %d / %d | %d / %d | %s / %s |", p, r.Stages,
 				est.Floor, est.FloorStages, est.Folded, est.Placed, est.SALUs, r.MeterALUs,
 				u.FieldBits[0], u.FieldBits[1], u.ContainerBits[0]+u.TagalongBits[0], u.ContainerBits[1]+u.TagalongBits[1],
@@ -99,6 +106,8 @@ func TestRealTofinoCalibration(t *testing.T) {
 		strings.Join(chains, "\n"))
 	t.Logf("\n| program | compiler: logical tables | model: logical tables | error |\n|---|---|---|---|\n%s",
 		strings.Join(logical, "\n"))
+	t.Logf("\n| program | compiler: hash distribution units | model: units | error | compiler: stages | model: hash distribution bound |\n|---|---|---|---|---|---|\n%s",
+		strings.Join(hashes, "\n"))
 	t.Logf("\n| program | largest super cluster, ingress: bits compiler / estimate (error), headers | egress | widest operand cluster, ingress: compiler / estimate, egress (a MAU group holds %d) |\n|---|---|---|---|\n%s", Tofino1.PHV.Group,
 		strings.Join(clusters, "\n"))
 }
