@@ -656,11 +656,11 @@ struct metadata_t {
     bit<9>  nh_port;
 }
 
-/* Packet kinds (meta.kind), as p4/netlock.p4. */
 /* meta.tk: the token put together after the decisions (TOK_HI_SLICED's comment) */
 const bit<2> TK_ANS = 1;
 const bit<2> TK_VAL = 2;
 
+/* Packet kinds (meta.kind), as p4/netlock.p4. */
 const bit<2> K_ROUTE = 0;
 const bit<2> K_LOCK  = 1;
 const bit<2> K_PB    = 2;
@@ -3208,8 +3208,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * fields. The slices split the fields they are taken from, which costs nothing when they
      * are split at bit 16 (NETLOCK_PART_BITS 14, the Tofino build's: two 16-bit halves are two
      * sources, which a move may read). A Hash is called from one place, so each site has its
-     * own; the late ones are few: a stage has six 16-bit hash distribution units, three 32-bit
-     * outputs (bf-p4c's TofinoIXBarSpec: two units of three slices), and with a pair of hashes
+     * own; the late ones are few: a stage has six 16-bit hash distribution units and takes at
+     * most two 32-bit outputs (bf-p4c's TofinoIXBarSpec, two hash functions of three slices; a
+     * 32-bit output's halves in one function, IXBar::getHashDistGroups), and with a pair of hashes
      * in each branch of the decisions the last stages ran out ("could not fit within the input
      * crossbar", Tofino 2, 2026-12-01 at 93b92e8: 21 stages). The branches choose the token
      * (meta.tk, meta.k_lo), one pair per destination puts it together after them. */
