@@ -624,6 +624,10 @@ struct metadata_t {
                         * the decisions hashes hi, k_lo and sl_idx) */
     bit<2>  tk;        /* which token the decisions chose, put together after them: TK_ANS the
                         * answer's, TK_VAL the admin value from the grant counter, 0 none */
+    /* q_take's answers (1: the acquire took a slot at level 0, 1): metadata fields for their
+     * container size (the pragmas before the ingress control) */
+    bit<1>  took0;
+    bit<1>  took1;
     bit<16> hv;        /* head of the worked level, before the pass's register action */
     slot_t  t_off;     /* the token's slot offset in its level's region (tslot - left, for a
                         * release's h_arg); before the worked level is chosen, the token's
@@ -1088,6 +1092,18 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.cip")
 @pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.cport")
 @pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.slots")
+/* A register's actions in one table put their answers on the action bus at one place; where
+ * one answer is 1 bit in a 16-bit container and another 32 bits, the assembler refuses the
+ * slot ("action bus slice (0..31) can't fit in a single slot for 16 bit access": bfas, p4c
+ * 34b86e9, Tofino 2, 2026-12-01, at txn_hi_op and hold_op). The 1-bit answers of the txn
+ * compares and of s_hold's in 32-bit containers, as the 32-bit reads beside them. */
+@pa_container_size("ingress", "meta.txn_hi_ok", 32)
+@pa_container_size("ingress", "meta.txn_lo_ok", 32)
+@pa_container_size("ingress", "meta.valid", 32)
+/* The same for lk_q's: q_take's 1-bit answer beside q_full's and q_sub's 16 bits (took0 was in a
+ * 32-bit container beside meta.valid, 2026-12-01). */
+@pa_container_size("ingress", "meta.took0", 16)
+@pa_container_size("ingress", "meta.took1", 16)
 control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                        in ingress_intrinsic_metadata_t ig_md,
                        in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
@@ -1663,8 +1679,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * waiters at each level as wait0_op's and wait1_op's register actions return them (0 if
      * none runs). */
     bit<3>  ad;
-    bit<1>  took0;
-    bit<1>  took1;
     bit<16> w0;
     bit<16> w1;
     /* adv: the head moved (a release's or a clean walk's); clean_wd: a clean walk's slot at the
@@ -2082,8 +2096,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         key = {
             ptype     : ternary @name("ptype");
             acq_go    : ternary @name("acq_go");
-            took0     : ternary @name("took0");
-            took1     : ternary @name("took1");
+            meta.took0 : ternary @name("took0");
+            meta.took1 : ternary @name("took1");
             meta.kind : ternary @name("kind");
             meta.bv   : ternary @name("bv");
             ov_b      : ternary @name("ov_b");
@@ -2113,8 +2127,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * on); a grant walk examines a slot when hdr.recirc.examine is set. */
 #define WAIT_KEY \
         key = { \
-            took0              : ternary @name("took0"); \
-            took1              : ternary @name("took1"); \
+            meta.took0         : ternary @name("took0"); \
+            meta.took1         : ternary @name("took1"); \
             meta.grant         : ternary @name("grant"); \
             meta.level         : ternary @name("level"); \
             ptype              : ternary @name("ptype"); \
@@ -2185,8 +2199,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         key = { \
             ad                 : ternary @name("ad"); \
             meta.level         : ternary @name("level"); \
-            took0              : ternary @name("took0"); \
-            took1              : ternary @name("took1"); \
+            meta.took0         : ternary @name("took0"); \
+            meta.took1         : ternary @name("took1"); \
             meta.grant         : ternary @name("grant"); \
             ptype              : ternary @name("ptype"); \
             hdr.recirc.examine : ternary @name("examine"); \
@@ -2328,8 +2342,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action st_clear() { state_hic.execute(meta.idx); }
     table state_op {
         key = {
-            took0               : ternary @name("took0");
-            took1               : ternary @name("took1");
+            meta.took0          : ternary @name("took0");
+            meta.took1          : ternary @name("took1");
             ptype               : ternary @name("ptype");
             acq_go              : ternary @name("acq_go");
             meta.valid          : ternary @name("valid");
@@ -2453,7 +2467,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.valid       : ternary @name("valid"); \
             meta.found       : ternary @name("found"); \
         }
-    action q0_take() { took0 = q_take0.execute(meta.idx); r0 = 0; }
+    action q0_take() { meta.took0 = q_take0.execute(meta.idx); r0 = 0; }
     action q0_full() { r0 = q_full0.execute(meta.idx); }
     action q0_sub() { r0 = q_sub0.execute(meta.idx); }
     action q0_clear() { q_clr0.execute(meta.idx); r0 = 0; }
@@ -2481,7 +2495,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         size = 16;
     }
-    action q1_take() { took1 = q_take1.execute(meta.idx); r1 = 0; }
+    action q1_take() { meta.took1 = q_take1.execute(meta.idx); r1 = 0; }
     action q1_full() { r1 = q_full1.execute(meta.idx); }
     action q1_sub() { r1 = q_sub1.execute(meta.idx); }
     action q1_clear() { q_clr1.execute(meta.idx); r1 = 0; }
@@ -2554,8 +2568,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         key = {
             ad         : ternary @name("ad");
             meta.level : ternary @name("level");
-            took0      : ternary @name("took0");
-            took1      : ternary @name("took1");
+            meta.took0 : ternary @name("took0");
+            meta.took1 : ternary @name("took1");
         }
         actions = { t_enq0; t_enq1; t_rd0; t_rd1; t_clear; NoAction; }
         const default_action = NoAction();
@@ -2584,8 +2598,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action th_set() { tokhi_set.execute(meta.idx); }
     table tok_op {
         key = {
-            took0              : ternary @name("took0");
-            took1              : ternary @name("took1");
+            meta.took0         : ternary @name("took0");
+            meta.took1         : ternary @name("took1");
             meta.grant         : ternary @name("grant");
             ptype              : ternary @name("ptype");
             hdr.recirc.examine : ternary @name("examine");
@@ -3082,8 +3096,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
     table tok_hi_op {
         key = {
-            took0              : ternary @name("took0");
-            took1              : ternary @name("took1");
+            meta.took0         : ternary @name("took0");
+            meta.took1         : ternary @name("took1");
             meta.grant         : ternary @name("grant");
             ptype              : ternary @name("ptype");
             hdr.recirc.examine : ternary @name("examine");
@@ -4567,8 +4581,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         done_op.apply();   /* (done_op's comment) */
         /* q_take's answer, 1 when it took a slot, in a 1-bit field of each level's own: the
          * tests of TAKE below read it with the pass's other flags in one gateway */
-        took0 = 0;
-        took1 = 0;
+        meta.took0 = 0;
+        meta.took1 = 0;
         q0_op.apply();   /* (q0_op's comment) */
         q1_op.apply();
         if (meta.level == 0) {
@@ -4595,7 +4609,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ================= stage: lk_state ================= */
         /* An acquire takes a place at the lock (tested in place, as REL_GO). */
-#define TAKE (ptype == P_ACQ && acq_go == 1 && (took0 == 1 || took1 == 1))
+#define TAKE (ptype == P_ACQ && acq_go == 1 && (meta.took0 == 1 || meta.took1 == 1))
         if (ptype == P_REL || examine == 1 || ptype == P_WD) {
             meta.s_mode = SV_MODE;
         } else {
