@@ -39,6 +39,12 @@ type CompileOptions struct {
 	Flags []string
 	// Timeout bounds the run (0: 30 minutes).
 	Timeout time.Duration
+	// Assembler is the path of bfas, the Tofino assembler (p4c's backends/tofino/bf-asm), or
+	// "" to stop at the compiler's assembly (pipe/*.bfa). When set, Compile assembles it into
+	// OutDir/asm (the target's .bin and context.json): bf-p4c's "compilation_succeeded" is
+	// the assembly's, and bfas refuses what the compiler let through (an action bus slot,
+	// 2026-12-01).
+	Assembler string
 }
 
 // Report is what the compiler reported about one program.
@@ -73,6 +79,9 @@ type Report struct {
 	// which Compile asks for with -Ttable_summary:1), in order; read even when the compiler
 	// fails, as a failed placement is what sends bf-p4c back to the PHV allocation.
 	Placement []PlacementRound
+	// Binary is the assembler's output (OutDir/asm/<target>.bin) when CompileOptions.Assembler
+	// is set and it assembled the program; AssemblerOutput its stdout and stderr.
+	Binary, AssemblerOutput string
 }
 
 // PlacementRound is one round of bf-p4c's table placement as table_summary.log reports it
@@ -200,7 +209,57 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 	if err := r.read(logs); err != nil {
 		return r, err
 	}
+	if opt.Assembler != "" {
+		if err := r.assemble(ctx, opt); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
+}
+
+// ErrAssemble is wrapped by Compile's error when the assembler refused the compiler's output.
+var ErrAssemble = errors.New("tofino: the assembler refused the compiler's output")
+
+// assemble runs opt.Assembler on the compiler's assembly (OutDir/pipe/*.bfa) into OutDir/asm.
+func (r *Report) assemble(ctx context.Context, opt CompileOptions) error {
+	bfa, err := filepath.Glob(filepath.Join(opt.OutDir, "pipe", "*.bfa"))
+	if err != nil || len(bfa) != 1 {
+		return fmt.Errorf("tofino: the compiler's assembly in %s: %d files (%v)", filepath.Join(opt.OutDir, "pipe"), len(bfa), err)
+	}
+	dir := filepath.Join(opt.OutDir, "asm")
+	// bfas writes its logs under its output directory and does not create it.
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		return fmt.Errorf("tofino: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, opt.Assembler, "-o", dir, "-g", bfa[0])
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	r.AssemblerOutput = out.String()
+	if err != nil {
+		return fmt.Errorf("%w: %s -o %s -g %s: %v\n%s", ErrAssemble, opt.Assembler, dir, bfa[0], err, firstErrors(r.AssemblerOutput))
+	}
+	bin := filepath.Join(dir, opt.Target+".bin")
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("%w: no %s: %v", ErrAssemble, bin, err)
+	}
+	r.Binary = bin
+	return nil
+}
+
+// firstErrors is the assembler's error lines (its warnings run to hundreds), or its last lines.
+func firstErrors(out string) string {
+	var errs []string
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range lines {
+		if strings.Contains(l, "error") || strings.Contains(l, "Compiler Bug") {
+			errs = append(errs, l)
+		}
+	}
+	if len(errs) == 0 {
+		errs = lines[max(0, len(lines)-5):]
+	}
+	return strings.Join(errs, "\n")
 }
 
 var (

@@ -189,3 +189,44 @@ Number of tables allocated: 190
 		t.Errorf("a log without a round: %+v", r)
 	}
 }
+
+// TestAssemble runs the assembler step with stand-ins for bfas: one that refuses the assembly
+// (ErrAssemble, its error lines and not its warnings), one that writes the binary, and one that
+// exits 0 without it (also ErrAssemble: no binary is no build).
+func TestAssemble(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(filepath.Join(out, "pipe"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "pipe", "netlock.bfa"), []byte("version: 1.0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// as bfas (p4c 34b86e9) refused bf-p4c's Tofino 2 assembly on 2026-12-01 (shortened)
+	refuse := script("refuse", `echo "netlock.bfa:2242: warning: duplicate hash group 1, will merge with" >&2
+echo "netlock.bfa:6808: error: action bus slice (0..31) can't fit in a single slot for 16 bit access" >&2
+exit 1`)
+	r := &Report{}
+	err := r.assemble(context.Background(), CompileOptions{Assembler: refuse, Target: "tofino2", OutDir: out})
+	if !errors.Is(err, ErrAssemble) || !strings.Contains(err.Error(), "can't fit in a single slot") || strings.Contains(err.Error(), "duplicate hash group") || r.Binary != "" {
+		t.Errorf("a refusal: %v, binary %q", err, r.Binary)
+	}
+	// bfas's arguments: -o DIR -g FILE.bfa
+	good := script("good", `touch "$2/tofino2.bin" "$2/context.json"`)
+	r = &Report{}
+	if err := r.assemble(context.Background(), CompileOptions{Assembler: good, Target: "tofino2", OutDir: out}); err != nil || r.Binary != filepath.Join(out, "asm", "tofino2.bin") {
+		t.Errorf("an assembly: %v, binary %q", err, r.Binary)
+	}
+	none := script("none", `exit 0`)
+	r = &Report{}
+	if err := r.assemble(context.Background(), CompileOptions{Assembler: none, Target: "tofino", OutDir: out}); !errors.Is(err, ErrAssemble) || r.Binary != "" {
+		t.Errorf("no binary: %v, binary %q", err, r.Binary)
+	}
+}
