@@ -21,42 +21,9 @@ func hdProgram(locals, body, egress string) string {
 	for i := 0; i < 8; i++ {
 		fmt.Fprintf(&f, " bit<16> g%d;", i)
 	}
-	return `#include <core.p4>
-#include <tna.p4>
-header ethernet_h { bit<48> dst; bit<48> src; bit<16> ether_type; }
-header w_h {` + f.String() + ` }
+	return tnaSkeleton(`header w_h {`+f.String()+` }
 struct header_t { ethernet_h ethernet; w_h w; }
-struct metadata_t { bit<32> a; }
-parser IgParser(packet_in pkt, out header_t hdr, out metadata_t meta, out ingress_intrinsic_metadata_t ig_intr_md) {
-    state start { pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.ethernet); pkt.extract(hdr.w); transition accept; }
-}
-control Ingress(inout header_t hdr, inout metadata_t meta, in ingress_intrinsic_metadata_t ig_intr_md,
-                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
-                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
-                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
-` + locals + `
-    apply {
-` + body + `
-    }
-}
-control IgDeparser(packet_out pkt, inout header_t hdr, in metadata_t meta, in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
-    apply { pkt.emit(hdr); }
-}
-parser EgParser(packet_in pkt, out header_t hdr, out metadata_t meta, out egress_intrinsic_metadata_t eg_intr_md) {
-    state start { pkt.extract(eg_intr_md); pkt.extract(hdr.ethernet); pkt.extract(hdr.w); transition accept; }
-}
-control Egress(inout header_t hdr, inout metadata_t meta, in egress_intrinsic_metadata_t eg_intr_md,
-               in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
-               inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
-               inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-` + egress + `
-}
-control EgDeparser(packet_out pkt, inout header_t hdr, in metadata_t meta, in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
-    apply { pkt.emit(hdr); }
-}
-Pipeline(IgParser(), Ingress(), IgDeparser(), EgParser(), Egress(), EgDeparser()) pipe;
-Switch(pipe) main;
-`
+struct metadata_t { bit<32> a; }`, "pkt.extract(hdr.w); ", "pkt.extract(hdr.ethernet); pkt.extract(hdr.w); ", locals, body, egress)
 }
 
 // hashActions declares n IDENTITY hashes of bits bits (H<prefix>i) and actions A<prefix>i,

@@ -10,13 +10,21 @@ import (
 
 // program is a TNA program whose ingress has the given locals and apply body.
 func program(locals, body string) string {
+	return tnaSkeleton(`struct header_t { ethernet_h ethernet; }
+struct metadata_t { bit<32> a; bit<32> b; bit<32> c; bit<32> d; }`, "", "", locals, body, "    apply { }")
+}
+
+// tnaSkeleton is the tests' TNA program: an Ethernet header, the types (more headers, header_t
+// and metadata_t), the ingress parser's extractions after Ethernet (igExtract) and the egress
+// parser's after its intrinsic metadata (egExtract), the ingress's locals and apply body, and
+// the egress's body (egress, with its apply).
+func tnaSkeleton(types, igExtract, egExtract, locals, body, egress string) string {
 	return `#include <core.p4>
 #include <tna.p4>
 header ethernet_h { bit<48> dst; bit<48> src; bit<16> ether_type; }
-struct header_t { ethernet_h ethernet; }
-struct metadata_t { bit<32> a; bit<32> b; bit<32> c; bit<32> d; }
+` + types + `
 parser IgParser(packet_in pkt, out header_t hdr, out metadata_t meta, out ingress_intrinsic_metadata_t ig_intr_md) {
-    state start { pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.ethernet); transition accept; }
+    state start { pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.ethernet); ` + igExtract + `transition accept; }
 }
 control Ingress(inout header_t hdr, inout metadata_t meta, in ingress_intrinsic_metadata_t ig_intr_md,
                 in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
@@ -31,13 +39,13 @@ control IgDeparser(packet_out pkt, inout header_t hdr, in metadata_t meta, in in
     apply { pkt.emit(hdr); }
 }
 parser EgParser(packet_in pkt, out header_t hdr, out metadata_t meta, out egress_intrinsic_metadata_t eg_intr_md) {
-    state start { pkt.extract(eg_intr_md); transition accept; }
+    state start { pkt.extract(eg_intr_md); ` + egExtract + `transition accept; }
 }
 control Egress(inout header_t hdr, inout metadata_t meta, in egress_intrinsic_metadata_t eg_intr_md,
                in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-    apply { }
+` + egress + `
 }
 control EgDeparser(packet_out pkt, inout header_t hdr, in metadata_t meta, in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
     apply { pkt.emit(hdr); }
