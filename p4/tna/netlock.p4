@@ -4156,12 +4156,56 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         h_tslot();   /* the token's slot, for lock_table's action */
         h_o_cur();   /* slot_t is 32 bits at the default sizes */
         h_o_ch();
-        hdr.kind.setInvalid();
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
             /* A raw frame from the controller. */
             ig_tm_md.ucast_egress_port = hdr.packet_out.egress_port;
             ig_tm_md.bypass_egress = 1;
             hdr.packet_out.setInvalid();
+            ANS_INVALID;
+            exit;
+        } else if (hdr.udp.isValid() && meta.nl_port == 1 && ig_md.ingress_port[8:7] != 0) {
+            /* A NetLock packet that arrived on a port of another pipe than pipe 0: steered to
+             * pipe 0 before it touches a register. A Tofino loads this one pipeline into every
+             * pipe, and each pipe has its own copy of every register (its own MAU stages'
+             * memory): run here, a request would take and release slots in this pipe's copy
+             * of the locks while the other pipes' clients use theirs, and two clients on two
+             * pipes could both hold one exclusive lock (TestPipesShareNoLock). Every pass of a
+             * lock runs in pipe 0: its walks recirculate through RECIRC_PORT, pipe 0's, and
+             * its acquire resubmits in pipe 0. The packet goes as a recirculated fresh pass
+             * (the dup's AGAIN(PH_FRESH) does the same), the port it came in on in the
+             * recirculation header (the admin port's check reads it there), straight to the
+             * recirculation port (its egress bypassed): one pass more for a client of another
+             * pipe, none for pipe 0's. Port bits 8:7 are the pipe on Tofino 1 and 2. A
+             * packet cannot come in on RECIRC_PORT or resubmitted in another pipe: both are
+             * pipe 0's. Routed packets (not NetLock's) stay in their pipe: lock state is not
+             * theirs. */
+            hdr.kind.setValid();
+            hdr.kind.kind = KD_RECIRC;
+            hdr.recirc.setValid();
+            hdr.recirc.phase = PH_FRESH;
+            hdr.recirc.wflags = 0;
+            hdr.recirc.send = 0;
+            hdr.recirc.binc_qe = 0;
+            hdr.recirc.examine = 0;
+            hdr.recirc.pclean = 0;
+            hdr.recirc.pend = 0;
+            hdr.recirc.pad1 = 0;
+            hdr.recirc.pad0 = 0;
+            hdr.recirc.in_port = ig_md.ingress_port;
+            hdr.recirc.level = 0;
+            hdr.recirc.clevel = 0;
+            hdr.recirc.cur = 0;
+            hdr.recirc.left = 0;
+            hdr.recirc.steps = 0;
+            hdr.recirc.cleft = 0;
+            hdr.recirc.chead = 0;
+            hdr.recirc.pflags = 0;
+            hdr.recirc.pslot = 0;
+            hdr.recirc.pseq_hi = 0;
+            hdr.recirc.pseq_lo = 0;
+            hdr.recirc.a_lo = 0;
+            ig_tm_md.ucast_egress_port = RECIRC_PORT;
+            ig_tm_md.bypass_egress = 1;
             ANS_INVALID;
             exit;
         }
@@ -4173,6 +4217,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * frame's branch invalidates it, and a write of the same fields before would be a
          * stage before everything that follows (bf-p4c: an output dependency). */
         ANS_VALID;
+        /* The kind header (a recirculated pass's), invalid again unless the pass recirculates
+         * or answers: after the exits too (the steering branch makes it valid). */
+        hdr.kind.setInvalid();
         /* The switch's clock in microseconds, low 32 bits: the MAC timestamp (ns) times
          * 2^-10 + 2^-16 + 2^-17 + 2^-21 = 0.99993/1000 (Tofino cannot divide by 1000).
          * Computed after the exits above: bf-p4c nests what follows an if that exits in the
@@ -4553,17 +4600,26 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* The admin probe's offset (head + the offset asked for, modulo the level's size),
          * computed as soon as the head is read rather than with the decisions below, which
-         * read none of it (four dependent actions after them, before). */
+         * read none of it (four dependent actions after them, before). Computed in every
+         * pass, only its last step in the probe's if: bf-p4c places an if's branch on Tofino 1
+         * as one sequence, which it finishes before it goes on with the tables around it, so
+         * the four dependent steps in the if held back every table after the heads until they
+         * were placed (four stages, 2026-12-01, the fold's trial: docs/dataplane.md, "Where
+         * it stands"). The steps write meta.p_o, which nothing else writes, and meta.gt, which
+         * every other reader writes first in its own branch (gt_seq_cnt, gt_slot_cnt,
+         * gt_slot_val, the token base's test; next_step tests it only after the token base's).
+         * With size 0 the steps leave p_o as it is (p_o - 0 = p_o), and the if writes
+         * nothing. */
+        /* the head's offset (its low 15 bits) widened by one hash: a 15-bit field written by
+         * one hash and read by the next (meta.h15, before) crashed bf-p4c 9.13.4 after PHV
+         * allocation (GeneratePrimitiveInfo, 2026-11-30 at 0aa067c) */
+        meta.p_o = off_head.get({meta.hv[14:0]});
+        h_adm_off();   /* meta.gt: the offset asked for, widened, to the add */
+        probe_add();
+        meta.gt = plim_h.get({meta.size});   /* here: q_lim ends at the counters */
+        probe_wrap();
+        probe_min();
         if (ad == AD_PROBE && meta.size != 0) {
-            /* the head's offset (its low 15 bits) widened by one hash: a 15-bit field
-             * written by one hash and read by the next (meta.h15, before) crashed bf-p4c
-             * 9.13.4 after PHV allocation (GeneratePrimitiveInfo, 2026-11-30 at 0aa067c) */
-            meta.p_o = off_head.get({meta.hv[14:0]});
-            h_adm_off();   /* meta.gt: the offset asked for, widened, to the add */
-            probe_add();
-            meta.gt = plim_h.get({meta.size});   /* here: q_lim ends at the counters */
-            probe_wrap();
-            probe_min();
             /* The probe's later passes use the slot at this offset as the grant walk does
              * (at_cur: region start + recirc.cur), not a sum computed here: an add into the
              * recirculated header read meta.left and meta.p_o split at bit 16 (bf-p4c:
