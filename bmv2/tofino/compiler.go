@@ -220,6 +220,15 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 // ErrAssemble is wrapped by Compile's error when the assembler refused the compiler's output.
 var ErrAssemble = errors.New("tofino: the assembler refused the compiler's output")
 
+// ErrParserMatch is wrapped by Compile's error when the assembler found parser states that can
+// never match (bfas: "Can't match parser state due to previous match"): the binary's parser
+// takes the first transition of every select. bf-p4c at p4c 34b86e9 drops the select keys of
+// every parser state that saves packet data in an ordinary match register
+// (MatcherAllocator::bind_use in parde/allocate_parser_match_register.cpp; p4lang/p4c#5752,
+// fixed by #5753): every binary it makes parses wrong, whatever the program. The report is
+// still filled in, and Report.Binary names the binary, which must not be loaded.
+var ErrParserMatch = errors.New("tofino: the compiled parser cannot match its states (bf-p4c dropped its select keys: p4lang/p4c#5752)")
+
 // assemble runs opt.Assembler on the compiler's assembly (OutDir/pipe/*.bfa) into OutDir/asm.
 func (r *Report) assemble(ctx context.Context, opt CompileOptions) error {
 	bfa, err := filepath.Glob(filepath.Join(opt.OutDir, "pipe", "*.bfa"))
@@ -244,8 +253,15 @@ func (r *Report) assemble(ctx context.Context, opt CompileOptions) error {
 		return fmt.Errorf("%w: no %s: %v", ErrAssemble, bin, err)
 	}
 	r.Binary = bin
+	if n := strings.Count(r.AssemblerOutput, parserMatchWarning); n > 0 {
+		return fmt.Errorf("%w: %d parser states (%s)", ErrParserMatch, n, bin)
+	}
 	return nil
 }
+
+// parserMatchWarning is bfas's warning for a parser state that an earlier one always shadows
+// (bf-asm/parser-tofino-jbay.cpp, Parser::State::Match::pass1).
+const parserMatchWarning = "Can't match parser state due to previous match"
 
 // firstErrors is the assembler's error lines (its warnings run to hundreds), or its last lines.
 func firstErrors(out string) string {

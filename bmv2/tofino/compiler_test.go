@@ -224,6 +224,16 @@ exit 1`)
 	if err := r.assemble(context.Background(), CompileOptions{Assembler: good, Target: "tofino2", OutDir: out}); err != nil || r.Binary != filepath.Join(out, "asm", "tofino2.bin") {
 		t.Errorf("an assembly: %v, binary %q", err, r.Binary)
 	}
+	// as bfas assembled bf-p4c's (p4c 34b86e9) Tofino 2 output of the program on 2026-12-01:
+	// a binary whose parser takes the first transition of every select (ErrParserMatch)
+	shadow := script("shadow", `echo "netlock.bfa:993: warning: Can't match parser state due to previous match" >&2
+echo "netlock.bfa:1012: warning: Can't match parser state due to previous match" >&2
+touch "$2/tofino2.bin"`)
+	r = &Report{}
+	err = r.assemble(context.Background(), CompileOptions{Assembler: shadow, Target: "tofino2", OutDir: out})
+	if !errors.Is(err, ErrParserMatch) || !strings.Contains(err.Error(), "2 parser states") {
+		t.Errorf("a parser that cannot match: %v", err)
+	}
 	none := script("none", `exit 0`)
 	r = &Report{}
 	if err := r.assemble(context.Background(), CompileOptions{Assembler: none, Target: "tofino", OutDir: out}); !errors.Is(err, ErrAssemble) || r.Binary != "" {
