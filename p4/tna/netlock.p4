@@ -592,6 +592,9 @@ struct metadata_t {
      * widened, added to the head's; then meta.size widened, and p_o minus that: probe_wrap):
      * a field of its own for each would not fit the PHV (bf-p4c, 2026-11-30). */
     bit<32> gt;
+    bit<32> gt3;       /* the third admin probe pass's comparison (gt_slot_val), computed in
+                        * every pass before the decisions: a field of its own, as meta.gt is
+                        * written in every pass by the probe's offset steps */
     bit<16> hdiff;     /* the heads: the head read minus h_arg */
     bit<16> g_arg;
     bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi), widened by the
@@ -1698,11 +1701,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     bit<1>  pass_on;
     bit<16> nc;
     /* hi: a grant's token's high half, the grant number's, one less when its low half is above
-     * the counter's (it was taken before the low half wrapped). One variable for the three
-     * passes that compute it (writing, retry walk, admin probe): they exclude each other.
+     * the counter's (it was taken before the low half wrapped). One variable for the two
+     * passes that compute it in the decisions (writing, retry walk): they exclude each other
+     * (the third admin probe pass's is hi3, before the decisions).
      * Written once in each, in the branches of the comparison (a default overridden later is
      * a stage more to bf-p4c). */
     bit<32> hi;
+    bit<32> hi3;   /* the third admin probe pass's, from ADM_HI: computed before the decisions */
     /* acq_go: an acquire or try goes on (not a copy, within its quota); compat: a try's check
      * at lk_state (1: it would be granted); st_to: what state_rel answered (1 a release's,
      * 2 a withdrawal's) */
@@ -3328,7 +3333,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.gt = SV_SEQ |-| meta.tok_lo;           /* the retry walk's */
     }
     action gt_slot_val() {
-        meta.gt = SV_SEQ |-| hdr.recirc.a_lo;       /* the third probe pass's, against the value */
+        meta.gt3 = SV_SEQ |-| hdr.recirc.a_lo;      /* the third probe pass's, against the value */
     }
     action head_diff() {
         meta.hdiff = meta.hv - meta.h_arg;
@@ -4008,12 +4013,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         gt_seq_cnt();
         ans_grant(hdr.nl.cip, hdr.nl.cport, hdr.nl.tenant);
         hdr.a_nl.ts = hdr.nl.ts;
+        meta.k_lo = meta.resub.seq;   /* the token's choice: here, not after the comparison's if */
+        meta.tk = TK_ANS;             /* (a run after an if is a logical table of its own) */
     }
     /* The retry walk's grant to the slot's client (its ts the slot's, read by the pool's
      * flags block), the same way. */
     action rw_grant() {
         gt_slot_cnt();
         ans_grant_slot();
+        meta.k_lo = SV_SEQ;
+        meta.tk = TK_ANS;
     }
     /* A set-buffered that leaves nothing buffered: queue-empty, then the reply. */
     action setb_qe() {
@@ -4761,6 +4770,28 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             h_val_lo_pass2();
         }
 
+        /* The third admin probe pass's token (the examined slot's grant number and the value's
+         * high half), before the decisions and outside their chain: its inputs are the
+         * recirculation header's, there from stage 0, and its three dependent steps were the
+         * chain's longest (the comparison, the high half, the hashes), which took the
+         * decisions two stages past a Tofino 1 pipe in the fold's second half (2026-12-01:
+         * docs/dataplane.md, "Where it stands"). The comparison and the high half run in every
+         * pass, only the token's write in the pass's if (bf-p4c on Tofino 1 finishes an if's
+         * branch before the tables around it); meta.gt3 and hi3 are read nowhere else. */
+        gt_slot_val();
+        if (meta.gt3 != 0) {   /* SV_SEQ > a_lo */
+            hi3 = ADM_HI - 1;
+        } else {
+            hi3 = ADM_HI;
+        }
+        if (adm2 == 1 && ph == PH_PROBE3 && SV_SEQ != 0) {
+            hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi3, SV_SEQ);
+            h_probe_lo();
+        } else if (adm2 == 1 && ph == PH_PROBE3) {
+            hdr.nl.token_hi = 0;
+            hdr.nl.token_lo = 0;
+        }
+
         /* ================= a packet routed through (kind K_ROUTE) ================= */
         /* Before the decisions and not in their chain: bf-p4c puts the first table of an
          * if-else chain no earlier than everything any table of the chain depends on, so in the
@@ -4846,8 +4877,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 hi = meta.tok_hi;
             }
-            meta.k_lo = meta.resub.seq;
-            meta.tk = TK_ANS;
         } else if (ptype == P_RW0) {
             /* ---- retry (rw0_op's comment) ---- */
             rw0_op.apply();
@@ -4860,8 +4889,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 } else {
                     hi = meta.tok_hi;
                 }
-                meta.k_lo = SV_SEQ;
-                meta.tk = TK_ANS;
             }
             /* else: still waiting, nothing to say */
         } else if (ptype == P_RW) {
@@ -4908,8 +4935,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.admin.head = pos_ahead.get({meta.hv});
             hdr.admin.tail = pos_atail.get({meta.tail});
             hdr.admin.size = meta.size;
+            meta.tk = TK_VAL;   /* before adm_probe: one run with the fields above */
             adm_probe.apply();   /* (adm_probe's comment) */
-            meta.tk = TK_VAL;
         } else if (ptype == P_ADMIN && ad == AD_RESET) {
             ADM_HI = meta.tok_hi;
             hdr.recirc.a_lo = meta.tok_lo;
@@ -4956,20 +4983,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.nl.lease = hdr.a_nl.lease;
             hdr.nl.cip = hdr.a_ip.dip;
             hdr.nl.cport = meta.rd_port;
-            meta.reply = 1;
-            if (SV_SEQ != 0) {
-                gt_slot_val();
-                if (meta.gt != 0) {   /* SV_SEQ > a_lo */
-                    hi = ADM_HI - 1;
-                } else {
-                    hi = ADM_HI;
-                }
-                hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, SV_SEQ);
-                h_probe_lo();
-            } else {
-                hdr.nl.token_hi = 0;
-                hdr.nl.token_lo = 0;
-            }
+            meta.reply = 1;   /* its token: before the decisions (the third probe pass's token) */
         } else if (adm2 == 1 && (ph == PH_RESET2 || ph == PH_TBASE2)) {
             meta.reply = 1;   /* the value: before the decisions */
         } else if (adm2 == 1 && ph == PH_COOKIE2) {
