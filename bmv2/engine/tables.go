@@ -114,6 +114,9 @@ type entry struct {
 	bytes    uint64
 	meter    *meterState
 	api      Entry
+	// pipes are the direct counter and meter in pipes 1 and up (Config.Pipes > 1; nil with
+	// one pipe); packets, bytes and meter are pipe 0's.
+	pipes []entryPipe
 }
 
 // Table is a match-action table.
@@ -328,6 +331,7 @@ func (t *Table) convertDirect(e Entry) (*entry, error) {
 	if t.meter != nil {
 		en.meter = &meterState{}
 	}
+	en.pipes = t.newEntryPipes()
 	return en, nil
 }
 
@@ -563,12 +567,13 @@ func (t *Table) Clear() {
 	t.reindex()
 }
 
-// Entries returns the entries in lookup order, with their direct counter values.
+// Entries returns the entries in lookup order, with their direct counter values (summed over
+// the pipes, Config.Pipes).
 func (t *Table) Entries() []Entry {
 	out := make([]Entry, 0, len(t.entries))
 	for _, en := range t.entries {
 		e := en.api
-		e.Packets, e.Bytes = en.packets, en.bytes
+		e.Packets, e.Bytes = en.counts()
 		out = append(out, e)
 	}
 	return out
@@ -601,7 +606,7 @@ func (t *Table) Default() (string, [][]byte) {
 	return a.Name, args
 }
 
-// SetMeter configures the direct meter of the entry with e's key.
+// SetMeter configures the direct meter of the entry with e's key, in every pipe.
 func (t *Table) SetMeter(e Entry, cfg MeterConfig) error {
 	if t.meter == nil {
 		return fmt.Errorf("%w: table %s has no direct meter", ErrInvalid, t.Name)
@@ -618,7 +623,12 @@ func (t *Table) SetMeter(e Entry, cfg MeterConfig) error {
 	if i < 0 {
 		return fmt.Errorf("%w: entry in table %s", ErrNotFound, t.Name)
 	}
-	t.entries[i].meter.set(cfg, t.sw.micros())
+	now := t.sw.micros()
+	en = t.entries[i]
+	en.meter.set(cfg, now)
+	for k := range en.pipes {
+		en.pipes[k].meter.set(cfg, now)
+	}
 	return nil
 }
 
@@ -780,8 +790,14 @@ func (t *Table) choose(c *ctx, en *entry) (int, []u128, *entry) {
 		}
 		return ai, args, en
 	}
-	en.packets++
-	en.bytes += uint64(c.pktLen())
+	if c.pipe == 0 {
+		en.packets++
+		en.bytes += uint64(c.pktLen())
+	} else {
+		ep := &en.pipes[c.pipe-1]
+		ep.packets++
+		ep.bytes += uint64(c.pktLen())
+	}
 	return en.action, en.args, en
 }
 

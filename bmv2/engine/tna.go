@@ -8,8 +8,10 @@ import (
 	"github.com/netlock-go/netlock/bmv2/front"
 )
 
-// This file runs TNA programs (arch/tna.p4): one pipe of six blocks, with the Tofino packet
-// path as p4c's Tofino model in p4testgen and Intel's TNA documentation describe it.
+// This file runs TNA programs (arch/tna.p4): one Pipeline of six blocks, with the Tofino
+// packet path as p4c's Tofino model in p4testgen and Intel's TNA documentation describe it.
+// The chip may have several pipes running the Pipeline, each with its own copy of the state
+// (Config.Pipes, pipes.go): a pass runs in the pipe of its port.
 //
 // Ingress: the ingress parser sees ingress_intrinsic_metadata_t (64 bits: resubmit_flag,
 // ingress_port, ingress_mac_tstamp), then 64 bits of port metadata (SetPortMetadata) or, for
@@ -265,6 +267,7 @@ func (cp *compiler) loadTNA() {
 	t.egress = bind(p.Egress, []int{egHdr, egMeta, egIntr, egPrsr, egDprsr, egOport})
 	t.egDeparser = bind(p.EgressDeparser, []int{-1, egHdr, egMeta, egDprsr, egIntr, egPrsr})
 	cp.reserve(front.Pos{}, "a packet's state ("+strconv.Itoa(cp.nslots)+" slots)", uint64(cp.nslots), slotBytes)
+	cp.splitPipes(cp.tnaDirRegs, cp.regActions)
 	sw.nslots = cp.nslots
 	sw.c.sw = sw
 }
@@ -287,8 +290,17 @@ func (s *Switch) SetPortMetadata(port int, data []byte) error {
 // timestamps of TNA programs); it never goes back (clockNs).
 func (s *Switch) nanos() uint64 { return s.clockNs() }
 
-// processTNA is Process for TNA programs.
+// processTNA is Process for TNA programs. It leaves the objects in pipe 0 (pipes.go).
 func (s *Switch) processTNA(port int, data []byte) (*Result, error) {
+	res, err := s.runTNA(port, data)
+	if s.c.pipe != 0 {
+		s.enterPipe(0)
+	}
+	return res, err
+}
+
+// runTNA runs a packet and every packet it causes through the pipes.
+func (s *Switch) runTNA(port int, data []byte) (*Result, error) {
 	s.free = append(s.free, s.used...)
 	s.used = s.used[:0]
 	s.res.Out = s.res.Out[:0]
@@ -358,7 +370,13 @@ func payloadStart(cur, prefix, frame int) int {
 	return min(max((cur+7)/8-prefix, 0), frame)
 }
 
+// tnaIngressPass runs the ingress of the pipe of p.inPort.
 func (s *Switch) tnaIngressPass(p *packet) error {
+	if s.pipes > 1 {
+		if err := s.enterPortPipe(p.inPort); err != nil {
+			return err
+		}
+	}
 	t := s.tna
 	c := s.beginPass(p)
 	c.gress = gressIngress
@@ -435,34 +453,38 @@ func (s *Switch) tnaIngressPass(p *packet) error {
 	}
 	bypass := p.s[t.tmBypass]&1 != 0
 	if port := p.s[t.tmUcast]; port < tnaUnset {
-		s.tnaForward(out, int(port), 0, false, bypass)
+		if err := s.tnaForward(out, int(port), 0, false, bypass); err != nil {
+			return err
+		}
 	}
 	for _, g := range []uint64{p.s[t.tmMcastA], p.s[t.tmMcastB]} {
 		if g == 0 {
 			continue
 		}
 		for i, rep := range s.replicas(int(g)) {
-			s.tnaForward(out, rep.Port, uint64(rep.Rid), i == 0, bypass)
+			if err := s.tnaForward(out, rep.Port, uint64(rep.Rid), i == 0, bypass); err != nil {
+				return err
+			}
 		}
 	}
 	if p.s[t.tmCopyToCPU]&1 != 0 && s.cfg.CPUPort != 0 {
-		s.tnaForward(out, s.cfg.CPUPort, 0, false, bypass)
+		return s.tnaForward(out, s.cfg.CPUPort, 0, false, bypass)
 	}
 	return nil
 }
 
 // tnaForward hands a copy of frame to egress for port, or sends it out when egress is
 // bypassed.
-func (s *Switch) tnaForward(frame []byte, port int, rid uint64, first, bypass bool) {
+func (s *Switch) tnaForward(frame []byte, port int, rid uint64, first, bypass bool) error {
 	if bypass {
-		s.tnaEmit(port, frame)
-		return
+		return s.tnaEmit(port, frame)
 	}
 	q := s.newPacket()
 	q.data = append(q.data, frame...)
 	q.egressPort = port
 	q.tna = tnaPacket{rid: rid, ridFirst: first}
 	s.egressQ = append(s.egressQ, q)
+	return nil
 }
 
 // tnaMirror sends hdr+frame to the destinations of a mirror session, through egress; an
@@ -496,27 +518,40 @@ func (s *Switch) tnaMirror(session uint32, hdr, frame []byte, inPort int) {
 }
 
 // tnaEmit sends a frame out of port (the CPU port makes it a packet-in; a port in loopback
-// mode recirculates it: it enters the ingress again, received on that port).
-func (s *Switch) tnaEmit(port int, frame []byte) {
+// mode recirculates it: it enters the ingress again, received on that port). A port outside
+// the pipes (Config.Pipes > 1) is an error wrapping ErrNoPipe.
+func (s *Switch) tnaEmit(port int, frame []byte) error {
+	if s.pipes > 1 {
+		if _, err := s.portPipe(port); err != nil {
+			return err
+		}
+	}
 	if s.tna.loopback[port] {
 		q := s.newPacket()
 		q.data = append(q.data, frame...)
 		q.inPort = port
 		q.tna = tnaPacket{}
 		s.ingressQ = append(s.ingressQ, q)
-		return
+		return nil
 	}
 	if s.cfg.CPUPort != 0 && port == s.cfg.CPUPort {
 		s.res.PacketIn = append(s.res.PacketIn, frame)
 		if s.cfg.OnPacketIn != nil {
 			s.cfg.OnPacketIn(frame)
 		}
-		return
+		return nil
 	}
 	s.res.Out = append(s.res.Out, Output{Port: port, Data: frame})
+	return nil
 }
 
+// tnaEgressPass runs the egress of the pipe of p.egressPort.
 func (s *Switch) tnaEgressPass(p *packet) error {
+	if s.pipes > 1 {
+		if err := s.enterPortPipe(p.egressPort); err != nil {
+			return err
+		}
+	}
 	t := s.tna
 	c := s.beginPass(p)
 	c.gress = gressEgress
@@ -565,8 +600,7 @@ func (s *Switch) tnaEgressPass(p *packet) error {
 	if drop&1 != 0 {
 		return nil
 	}
-	s.tnaEmit(p.egressPort, out)
-	return nil
+	return s.tnaEmit(p.egressPort, out)
 }
 
 // posString is a source position for error messages.

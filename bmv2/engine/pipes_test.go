@@ -1,0 +1,403 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// Tests of Config.Pipes with testdata/pipes.p4: each pass writes into the packet's pipe_h what
+// the register copy of its pipe held, so an output shows which pipe's state each pass used.
+
+const (
+	pipesFwd   = 1 // pipes.p4's OP_FWD
+	pipesResub = 2 // OP_RESUB
+)
+
+// pipesTag is the tag tag_t's one entry per op sets (the entries are written once, for every
+// pipe).
+func pipesTag(op byte) uint32 { return 0x7a60 + uint32(op) }
+
+// loadPipes loads testdata/pipes.p4 on a chip of n pipes, with tag_t's entries.
+func loadPipes(t testing.TB, n int) *Switch {
+	t.Helper()
+	sw, err := loadPipesErr(t, Config{Pipes: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := sw.Table("tag_t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []byte{pipesFwd, pipesResub} {
+		v := binary.BigEndian.AppendUint32(nil, pipesTag(op))
+		if err := tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{op}}}, Action: "set_tag", Args: [][]byte{v}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sw
+}
+
+func loadPipesErr(t testing.TB, cfg Config) (*Switch, error) {
+	t.Helper()
+	src, err := os.ReadFile("testdata/pipes.p4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loadTNA(t, string(src), cfg)
+}
+
+// pipesHdr is pipes.p4's pipe_h.
+type pipesHdr struct {
+	op               byte
+	out              uint16
+	ig, ig2, eg, tag uint32
+}
+
+const pipesFrameLen = 14 + 19
+
+// pipesPkt is an Ethernet frame carrying pipe_h with op and out.
+func pipesPkt(op byte, out uint16) []byte {
+	b := make([]byte, pipesFrameLen)
+	b[12], b[13] = 0x88, 0xb6
+	b[14] = op
+	binary.BigEndian.PutUint16(b[15:], out)
+	return b
+}
+
+func parsePipesHdr(t testing.TB, b []byte) pipesHdr {
+	t.Helper()
+	if len(b) != pipesFrameLen {
+		t.Fatalf("frame of %d bytes, want %d: %x", len(b), pipesFrameLen, b)
+	}
+	return pipesHdr{op: b[14], out: binary.BigEndian.Uint16(b[15:]), ig: binary.BigEndian.Uint32(b[17:]),
+		ig2: binary.BigEndian.Uint32(b[21:]), eg: binary.BigEndian.Uint32(b[25:]), tag: binary.BigEndian.Uint32(b[29:])}
+}
+
+// pipesStep is one packet of a scenario: sent on port with op and out, it must leave on
+// wantPort with ig, ig2 and eg as given (tag is checked on every output).
+type pipesStep struct {
+	port        int
+	op          byte
+	out         uint16
+	wantPort    int
+	ig, ig2, eg uint32
+}
+
+// fwd is a step forwarding from port to out (leaving there).
+func fwd(port int, out uint16, ig, eg uint32) pipesStep {
+	return pipesStep{port: port, op: pipesFwd, out: out, wantPort: int(out), ig: ig, eg: eg}
+}
+
+// TestPipesState runs scenarios on chips of 0, 1, 2 and 4 pipes: which copy of a register
+// each pass uses. The one-pipe cases are the negative controls: the same packets see one
+// copy, so a test that the copies are apart can fail.
+func TestPipesState(t *testing.T) {
+	warm := []pipesStep{fwd(1, 1, 0, 0), fwd(1, 1, 1, 1), fwd(1, 1, 2, 2)} // three packets in pipe 0
+	steps := func(ss ...pipesStep) []pipesStep { return append(append([]pipesStep(nil), warm...), ss...) }
+	tests := []struct {
+		name  string
+		pipes int
+		steps []pipesStep
+		// ig and eg are ig_count[0] and eg_count[0] of each pipe at the end.
+		ig, eg []uint32
+	}{
+		{"port 129, two pipes: pipe 1's copies", 2,
+			steps(fwd(129, 129, 0, 0)), []uint32{3, 1}, []uint32{3, 1}},
+		{"port 129, one pipe: the same copies", 1,
+			steps(fwd(129, 129, 3, 3)), []uint32{4}, []uint32{4}},
+		{"port 129, Pipes 0: one pipe", 0,
+			steps(fwd(129, 129, 3, 3)), []uint32{4}, []uint32{4}},
+		// In at 129 (pipe 1), out of 68 (pipe 0's recirculation port): the egress at 68 and
+		// the second ingress pass use pipe 0's copies, then out of port 2.
+		{"recirculation from pipe 1 enters pipe 0, two pipes", 2,
+			steps(pipesStep{port: 129, op: pipesFwd, out: 68, wantPort: 2, ig: 0, ig2: 3, eg: 4}), []uint32{4, 1}, []uint32{5, 0}},
+		{"recirculation, one pipe", 1,
+			steps(pipesStep{port: 129, op: pipesFwd, out: 68, wantPort: 2, ig: 3, ig2: 4, eg: 4}), []uint32{5}, []uint32{5}},
+		// In at 1 (pipe 0), out of 130: the egress uses pipe 1's eg_count.
+		{"egress on port 130 is pipe 1's, two pipes", 2,
+			steps(fwd(1, 130, 3, 0), fwd(1, 130, 4, 1)), []uint32{5, 0}, []uint32{3, 2}},
+		{"egress on port 130, one pipe", 1,
+			steps(fwd(1, 130, 3, 3), fwd(1, 130, 4, 4)), []uint32{5}, []uint32{5}},
+		// A resubmitted packet is the packet as received (ig as sent, 0); its second pass
+		// sees the first pass's increment of its own pipe's copy.
+		{"resubmit stays in pipe 1, two pipes", 2,
+			steps(pipesStep{port: 129, op: pipesResub, out: 2, wantPort: 2, ig2: 1, eg: 3}), []uint32{3, 2}, []uint32{4, 0}},
+		{"resubmit, one pipe", 1,
+			steps(pipesStep{port: 129, op: pipesResub, out: 2, wantPort: 2, ig2: 4, eg: 3}), []uint32{5}, []uint32{4}},
+		{"four pipes", 4,
+			steps(fwd(385, 385, 0, 0), fwd(385, 1, 1, 3), fwd(257, 257, 0, 0), fwd(200, 300, 0, 1)),
+			[]uint32{3, 1, 1, 2}, []uint32{4, 0, 2, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sw := loadPipes(t, tt.pipes)
+			for i, st := range tt.steps {
+				res, err := sw.Process(st.port, pipesPkt(st.op, st.out))
+				if err != nil {
+					t.Fatalf("packet %d: %v", i, err)
+				}
+				if len(res.Out) != 1 || res.Out[0].Port != st.wantPort {
+					t.Fatalf("packet %d: out %v, want one packet on port %d", i, res.Out, st.wantPort)
+				}
+				got := parsePipesHdr(t, res.Out[0].Data)
+				want := pipesHdr{op: st.op, out: st.out, ig: st.ig, ig2: st.ig2, eg: st.eg, tag: pipesTag(st.op)}
+				if got != want {
+					t.Errorf("packet %d (port %d): got %+v, want %+v", i, st.port, got, want)
+				}
+			}
+			for _, reg := range []struct {
+				name string
+				want []uint32
+			}{{"ig_count", tt.ig}, {"eg_count", tt.eg}} {
+				r, err := sw.Register(reg.name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Pipes() != len(reg.want) {
+					t.Errorf("%s.Pipes() = %d, want %d", reg.name, r.Pipes(), len(reg.want))
+				}
+				for p, w := range reg.want {
+					v, err := r.ReadPipe(p, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := binary.BigEndian.Uint32(v); got != w {
+						t.Errorf("%s[0] in pipe %d = %d, want %d", reg.name, p, got, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPipesAPI covers the runtime API on two pipes: counter reads sum the pipes, register
+// reads are pipe 0's, writes go to every pipe, and the per-pipe accessors.
+func TestPipesAPI(t *testing.T) {
+	sw := loadPipes(t, 2)
+	for i := 0; i < 3; i++ {
+		mustProcess(t, sw, 1, pipesPkt(pipesFwd, 1))
+	}
+	for i := 0; i < 2; i++ {
+		mustProcess(t, sw, 129, pipesPkt(pipesFwd, 129))
+	}
+
+	k, err := sw.Counter("ig_pkts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counterIs := func(what string, pipe int, wantP uint64) {
+		t.Helper()
+		var p, b uint64
+		var err error
+		if pipe < 0 {
+			p, b, err = k.Read(0)
+		} else {
+			p, b, err = k.ReadPipe(pipe, 0)
+		}
+		if err != nil || p != wantP || b != wantP*pipesFrameLen {
+			t.Errorf("%s: %d packets %d bytes (%v), want %d and %d", what, p, b, err, wantP, wantP*pipesFrameLen)
+		}
+	}
+	counterIs("Read (the sum)", -1, 5)
+	counterIs("ReadPipe 0", 0, 3)
+	counterIs("ReadPipe 1", 1, 2)
+	if k.Pipes() != 2 {
+		t.Errorf("counter Pipes() = %d", k.Pipes())
+	}
+	if err := k.Write(0, 10, 10*pipesFrameLen); err != nil {
+		t.Fatal(err)
+	}
+	counterIs("Read after Write", -1, 10)
+	counterIs("ReadPipe 1 after Write", 1, 0)
+	if err := k.WritePipe(1, 0, 1, pipesFrameLen); err != nil {
+		t.Fatal(err)
+	}
+	counterIs("Read after WritePipe", -1, 11)
+
+	// The direct counter of tag_t's entry: the sum over the pipes.
+	tbl, _ := sw.Table("tag_t")
+	key := Entry{Match: []FieldMatch{{Value: []byte{pipesFwd}}}}
+	if e, err := tbl.Lookup(key); err != nil || e.Packets != 5 || e.Bytes != 5*pipesFrameLen {
+		t.Errorf("Lookup: %d packets %d bytes (%v), want 5", e.Packets, e.Bytes, err)
+	}
+	for _, e := range tbl.Entries() {
+		if e.Match[0].Value[0] == pipesFwd && e.Packets != 5 {
+			t.Errorf("Entries: %d packets, want 5", e.Packets)
+		}
+	}
+	if err := tbl.SetDirectCounter(key, 7, 70); err != nil {
+		t.Fatal(err)
+	}
+	mustProcess(t, sw, 129, pipesPkt(pipesFwd, 129))
+	if e, _ := tbl.Lookup(key); e.Packets != 8 || e.Bytes != 70+pipesFrameLen {
+		t.Errorf("after SetDirectCounter and a packet in pipe 1: %d packets %d bytes, want 8 and %d", e.Packets, e.Bytes, 70+pipesFrameLen)
+	}
+
+	// Registers: Read is pipe 0's; Write goes to both; WritePipe to one.
+	r, _ := sw.Register("ig_count")
+	regIs := func(what string, pipe int, want uint32) {
+		t.Helper()
+		var v []byte
+		var err error
+		if pipe < 0 {
+			v, err = r.Read(0)
+		} else {
+			v, err = r.ReadPipe(pipe, 0)
+		}
+		if err != nil || !bytes.Equal(v, binary.BigEndian.AppendUint32(nil, want)) {
+			t.Errorf("%s: %x (%v), want %d", what, v, err, want)
+		}
+	}
+	regIs("Read", -1, 3)
+	regIs("ReadPipe 1", 1, 3) // two packets and the one after SetDirectCounter
+	if err := r.Write(0, []byte{0, 0, 0, 10}); err != nil {
+		t.Fatal(err)
+	}
+	regIs("ReadPipe 0 after Write", 0, 10)
+	regIs("ReadPipe 1 after Write", 1, 10)
+	if err := r.WritePipe(1, 0, []byte{0, 0, 0, 20}); err != nil {
+		t.Fatal(err)
+	}
+	if h := parsePipesHdr(t, mustProcess(t, sw, 129, pipesPkt(pipesFwd, 129))); h.ig != 20 {
+		t.Errorf("a packet in pipe 1 after WritePipe(1) saw %d, want 20", h.ig)
+	}
+	if h := parsePipesHdr(t, mustProcess(t, sw, 1, pipesPkt(pipesFwd, 1))); h.ig != 10 {
+		t.Errorf("a packet in pipe 0 after WritePipe(1) saw %d, want 10", h.ig)
+	}
+	regIs("Read after both", -1, 11)
+	r.Reset()
+	regIs("ReadPipe 0 after Reset", 0, 0)
+	regIs("ReadPipe 1 after Reset", 1, 0)
+
+	for _, pipe := range []int{-1, 2} {
+		if _, err := r.ReadPipe(pipe, 0); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ReadPipe(%d): %v, want ErrInvalid", pipe, err)
+		}
+		if err := r.WritePipe(pipe, 0, []byte{1}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("WritePipe(%d): %v, want ErrInvalid", pipe, err)
+		}
+		if _, _, err := k.ReadPipe(pipe, 0); !errors.Is(err, ErrInvalid) {
+			t.Errorf("counter ReadPipe(%d): %v, want ErrInvalid", pipe, err)
+		}
+	}
+}
+
+// TestPipesOnePipeAPI: with one pipe the accessors see the one copy, and pipe 1 does not
+// exist.
+func TestPipesOnePipeAPI(t *testing.T) {
+	sw := loadPipes(t, 0)
+	mustProcess(t, sw, 129, pipesPkt(pipesFwd, 129))
+	r, _ := sw.Register("ig_count")
+	k, _ := sw.Counter("ig_pkts")
+	if r.Pipes() != 1 || k.Pipes() != 1 {
+		t.Errorf("Pipes() = %d, %d, want 1", r.Pipes(), k.Pipes())
+	}
+	if v, err := r.ReadPipe(0, 0); err != nil || !bytes.Equal(v, []byte{0, 0, 0, 1}) {
+		t.Errorf("ReadPipe(0) = %x %v", v, err)
+	}
+	if err := r.WritePipe(0, 0, []byte{5}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := r.Read(0); !bytes.Equal(v, []byte{0, 0, 0, 5}) {
+		t.Errorf("Read after WritePipe(0) = %x", v)
+	}
+	if p, _, err := k.ReadPipe(0, 0); err != nil || p != 1 {
+		t.Errorf("counter ReadPipe(0) = %d %v", p, err)
+	}
+	if _, err := r.ReadPipe(1, 0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("ReadPipe(1) on one pipe: %v, want ErrInvalid", err)
+	}
+}
+
+// TestPipesErrors: Load refuses a number of pipes a Tofino does not have, and pipes for a
+// v1model program; Process refuses a port outside the pipes, and so does a packet sent to one.
+func TestPipesErrors(t *testing.T) {
+	for _, n := range []int{-1, 3, 5, 8} {
+		if _, err := loadPipesErr(t, Config{Pipes: n}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Config.Pipes") {
+			t.Errorf("Pipes %d: %v, want ErrInvalid naming Config.Pipes", n, err)
+		}
+	}
+	checked, err := front.Load("testdata/regs.p4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(checked, Config{Pipes: 2}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "TNA") {
+		t.Errorf("v1model with Pipes 2: %v, want ErrInvalid", err)
+	}
+	if _, err := Load(checked, Config{Pipes: 1}); err != nil {
+		t.Errorf("v1model with Pipes 1: %v", err)
+	}
+
+	tests := []struct {
+		name  string
+		pipes int
+		port  int
+		out   uint16
+		want  string // "" for no error
+	}{
+		{"port 300 on two pipes", 2, 300, 1, "port 300 is in pipe 2, the chip has 2"},
+		{"port 256 on two pipes", 2, 256, 1, "port 256 is in pipe 2"},
+		{"port 255 on two pipes", 2, 255, 1, ""},
+		{"port 300 on four pipes", 4, 300, 1, ""},
+		{"port 512 on four pipes", 4, 512, 1, "port 512 is in pipe 4, the chip has 4"},
+		{"port 300 on one pipe", 1, 300, 1, ""},
+		{"out of port 300 on two pipes", 2, 1, 300, "port 300 is in pipe 2"},
+		{"out of port 300 on one pipe", 1, 1, 300, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sw := loadPipes(t, tt.pipes)
+			res, err := sw.Process(tt.port, pipesPkt(pipesFwd, tt.out))
+			if tt.want == "" {
+				if err != nil || len(res.Out) != 1 || res.Out[0].Port != int(tt.out) {
+					t.Fatalf("%v %v, want one packet out of %d", res, err, tt.out)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNoPipe) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want ErrNoPipe with %q", err, tt.want)
+			}
+			// The switch is usable after the error, its objects back in pipe 0.
+			if h := parsePipesHdr(t, mustProcess(t, sw, 1, pipesPkt(pipesFwd, 1))); tt.port == 1 && h.ig != 1 || tt.port != 1 && h.ig != 0 {
+				t.Errorf("the next packet saw ig %d", h.ig)
+			}
+		})
+	}
+}
+
+// TestPipesAllocs: a packet crossing pipes (in at 129, out of 2; in at 1, out of 130) does
+// not allocate in steady state.
+func TestPipesAllocs(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		sw := loadPipes(t, n)
+		a, b := pipesPkt(pipesFwd, 2), pipesPkt(pipesFwd, 130)
+		run := func() {
+			if _, err := sw.Process(129, a); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sw.Process(1, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run()
+		if got := testing.AllocsPerRun(100, run); got != 0 {
+			t.Errorf("Pipes %d: %v allocations a run, want 0", n, got)
+		}
+	}
+}
+
+// mustProcess runs a packet that must leave on one port and returns its frame.
+func mustProcess(t testing.TB, sw *Switch, port int, pkt []byte) []byte {
+	t.Helper()
+	res, err := sw.Process(port, pkt)
+	if err != nil || len(res.Out) != 1 {
+		t.Fatalf("port %d: %v %v, want one packet out", port, res, err)
+	}
+	return res.Out[0].Data
+}
