@@ -15,8 +15,9 @@ import (
 // the register copy of its pipe held, so an output shows which pipe's state each pass used.
 
 const (
-	pipesFwd   = 1 // pipes.p4's OP_FWD
-	pipesResub = 2 // OP_RESUB
+	pipesFwd    = 1 // pipes.p4's OP_FWD
+	pipesResub  = 2 // OP_RESUB
+	pipesMirror = 3 // OP_MIRROR (session 5)
 )
 
 // pipesTag is the tag tag_t's one entry per op sets (the entries are written once, for every
@@ -173,6 +174,32 @@ func TestPipesState(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPipesMirror: an ingress-mirrored copy runs the egress of the pipe of the port it goes
+// out of (130: pipe 1 on two pipes), the original that of its own port (2: pipe 0).
+func TestPipesMirror(t *testing.T) {
+	tests := []struct {
+		pipes            int
+		copyEg, originEg uint32 // eg_count[0] the copy's and the original's egress saw
+	}{
+		{2, 0, 3},
+		{1, 3, 4}, // one pipe: one eg_count, the copy first
+	}
+	for _, tt := range tests {
+		sw := loadPipes(t, tt.pipes)
+		sw.SetCloneSession(5, CloneSession{Port: 130, HasPort: true})
+		for i := 0; i < 3; i++ {
+			mustProcess(t, sw, 1, pipesPkt(pipesFwd, 2))
+		}
+		res, err := sw.Process(1, pipesPkt(pipesMirror, 2))
+		if err != nil || len(res.Out) != 2 || res.Out[0].Port != 130 || res.Out[1].Port != 2 {
+			t.Fatalf("Pipes %d: %v %v, want the copy out of 130 and the packet out of 2", tt.pipes, res, err)
+		}
+		if c, o := parsePipesHdr(t, res.Out[0].Data), parsePipesHdr(t, res.Out[1].Data); c.eg != tt.copyEg || o.eg != tt.originEg {
+			t.Errorf("Pipes %d: the copy saw eg %d, the original %d; want %d and %d", tt.pipes, c.eg, o.eg, tt.copyEg, tt.originEg)
+		}
 	}
 }
 

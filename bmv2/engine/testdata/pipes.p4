@@ -6,6 +6,7 @@
 
 const bit<8> OP_FWD = 1;   // forward to pipe_h.dest
 const bit<8> OP_RESUB = 2; // resubmit once, then forward to pipe_h.dest
+const bit<8> OP_MIRROR = 3; // forward to pipe_h.dest, and mirror (session 5) as received
 
 header eth_t { bit<48> dst; bit<48> src; bit<16> etype; }
 header pipe_h {
@@ -61,6 +62,9 @@ control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_i
             if (hdr.p.op == OP_RESUB) {
                 ig_dprsr_md.resubmit_type = 1;
             }
+            if (hdr.p.op == OP_MIRROR) {
+                ig_dprsr_md.mirror_type = 1;
+            }
         }
         tag_t.apply();
     }
@@ -68,9 +72,13 @@ control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_i
 
 control IgD(packet_out pkt, inout hdr_t hdr, in md_t md, in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Resubmit() resub;
+    Mirror() mir;
     apply {
         if (ig_dprsr_md.resubmit_type == 1) {
             resub.emit();
+        }
+        if (ig_dprsr_md.mirror_type == 1) {
+            mir.emit((MirrorId_t)5);
         }
         pkt.emit(hdr);
     }
