@@ -71,7 +71,7 @@ func (s *Switch) portPipe(port int) (int, error) {
 	if port >= 0 && port>>7 < s.pipes {
 		return port >> 7, nil
 	}
-	return 0, fmt.Errorf("%w: port %d is in pipe %d, the chip has %d (Config.Pipes)", ErrNoPipe, port, port>>7, s.pipes)
+	return 0, fmt.Errorf("%w: port %d is in pipe %d; the program runs in pipes 0 to %d (Config.Pipes %d)", ErrNoPipe, port, port>>7, s.pipes-1, s.cfg.Pipes)
 }
 
 // perPipe is an object with a copy of its state in each pipe.
@@ -87,6 +87,9 @@ func (s *Switch) enterPipe(k int) {
 	}
 	for _, o := range s.pipeObjs {
 		o.usePipe(s.c.pipe, k)
+	}
+	if s.tnaPipes != nil {
+		s.tna = s.tnaPipes[k]
 	}
 	s.c.pipe = k
 }
@@ -296,4 +299,70 @@ func (m *Meter) pipeCells() [][]meterState {
 		return [][]meterState{m.cells}
 	}
 	return m.copies
+}
+
+// pipelineNames prefixes the control-plane names of the objects of one Pipeline of several
+// with the Pipeline's prefix (pipe.Control.name, as bf-p4c names them before its P4Runtime
+// conversion strips the prefix) and gives them their P4Info ids. P4Info names them without
+// the prefix, so Pipelines built from the same controls have entities of equal names; their ids
+// are hashed from the prefixed name (front: addPiped), which tells them apart unless the hash
+// collided (then the id stays 0).
+func (cp *compiler) pipelineNames(prefix string, tables []*Table, registers []*Register, counters []*Counter, meters []*Meter, profiles []*ActionProfile, valueSets []*ValueSet) {
+	byName := map[string][]uint32{}
+	if info, err := cp.checked.P4Info(); err == nil {
+		add := func(name string, id uint32) { byName[name] = append(byName[name], id) }
+		for _, x := range info.Tables {
+			add(x.Preamble.Name, x.Preamble.Id)
+		}
+		for _, x := range info.Registers {
+			add(x.Preamble.Name, x.Preamble.Id)
+		}
+		for _, x := range info.Counters {
+			add(x.Preamble.Name, x.Preamble.Id)
+		}
+		for _, x := range info.DirectCounters {
+			add(x.Preamble.Name, x.Preamble.Id)
+		}
+		for _, x := range info.Meters {
+			add(x.Preamble.Name, x.Preamble.Id)
+		}
+		for _, x := range info.DirectMeters {
+			add(x.Preamble.Name, x.Preamble.Id)
+		}
+		for _, x := range info.ActionProfiles {
+			add(x.Preamble.Name, x.Preamble.Id)
+		}
+		for _, x := range info.ValueSets {
+			add(x.Preamble.Name, x.Preamble.Id)
+		}
+	}
+	rename := func(name *string, id *uint32) {
+		full := prefix + "." + *name
+		cands := byName[*name]
+		*id = 0
+		for _, c := range cands {
+			if len(cands) == 1 || c&0xffffff == front.JenkinsOneAtATime(full)&0xffffff {
+				*id = c
+			}
+		}
+		*name = full
+	}
+	for _, x := range tables {
+		rename(&x.Name, &x.ID)
+	}
+	for _, x := range registers {
+		rename(&x.Name, &x.ID)
+	}
+	for _, x := range counters {
+		rename(&x.Name, &x.ID)
+	}
+	for _, x := range meters {
+		rename(&x.Name, &x.ID)
+	}
+	for _, x := range profiles {
+		rename(&x.Name, &x.ID)
+	}
+	for _, x := range valueSets {
+		rename(&x.Name, &x.ID)
+	}
 }

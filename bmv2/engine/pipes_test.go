@@ -368,11 +368,11 @@ func TestPipesErrors(t *testing.T) {
 		out   uint16
 		want  string // "" for no error
 	}{
-		{"port 300 on two pipes", 2, 300, 1, "port 300 is in pipe 2, the chip has 2"},
+		{"port 300 on two pipes", 2, 300, 1, "port 300 is in pipe 2; the program runs in pipes 0 to 1 (Config.Pipes 2)"},
 		{"port 256 on two pipes", 2, 256, 1, "port 256 is in pipe 2"},
 		{"port 255 on two pipes", 2, 255, 1, ""},
 		{"port 300 on four pipes", 4, 300, 1, ""},
-		{"port 512 on four pipes", 4, 512, 1, "port 512 is in pipe 4, the chip has 4"},
+		{"port 512 on four pipes", 4, 512, 1, "port 512 is in pipe 4; the program runs in pipes 0 to 3"},
 		{"port 300 on one pipe", 1, 300, 1, ""},
 		{"out of port 300 on two pipes", 2, 1, 300, "port 300 is in pipe 2"},
 		{"out of port 300 on one pipe", 1, 1, 300, ""},
@@ -427,4 +427,121 @@ func mustProcess(t testing.TB, sw *Switch, port int, pkt []byte) []byte {
 		t.Fatalf("port %d: %v %v, want one packet out", port, res, err)
 	}
 	return res.Out[0].Data
+}
+
+// pipes2Src is pipes.p4 with two Pipelines of its blocks, pa in pipe 0 and pb in pipe 1:
+// each has its own tables and state, named pa.Ing.tag_t, pb.Ing.tag_t, ...
+func pipes2Src(t testing.TB) string {
+	t.Helper()
+	src, err := os.ReadFile("testdata/pipes.p4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := "Pipeline(IgP(), Ing(), IgD(), EgP(), Eg(), EgD()) pipe;\nSwitch(pipe) main;\n"
+	if !strings.HasSuffix(string(src), one) {
+		t.Fatalf("testdata/pipes.p4 does not end with %q", one)
+	}
+	return strings.TrimSuffix(string(src), one) + `Pipeline(IgP(), Ing(), IgD(), EgP(), Eg(), EgD()) pa;
+Pipeline(IgP(), Ing(), IgD(), EgP(), Eg(), EgD()) pb;
+Switch(pa, pb) main;
+`
+}
+
+// TestPipelines: a program of two Pipelines runs pa in pipe 0 and pb in pipe 1, each with its
+// own table entries and registers, under names with the Pipeline's prefix and the ids of
+// P4Info; it needs Config.Pipes of 2 or more, and a port of a pipe without a Pipeline is in
+// none.
+func TestPipelines(t *testing.T) {
+	src := pipes2Src(t)
+	for _, n := range []int{0, 1} {
+		if _, err := loadTNA(t, src, Config{Pipes: n}); err == nil || !strings.Contains(err.Error(), "2 pipes (the engine runs one pipe)") {
+			t.Errorf("Pipes %d: %v, want the one-pipe refusal", n, err)
+		}
+	}
+	for _, n := range []int{2, 4} {
+		sw, err := loadTNA(t, src, Config{Pipes: n})
+		if err != nil {
+			t.Fatalf("Pipes %d: %v", n, err)
+		}
+		if _, err := sw.Table("Ing.tag_t"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+			t.Errorf("Ing.tag_t: %v, want ambiguous (pa's and pb's)", err)
+		}
+		for _, pl := range []struct {
+			name string
+			tag  uint32
+		}{{"pa", 0xa}, {"pb", 0xb}} {
+			tbl, err := sw.Table(pl.name + ".Ing.tag_t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := binary.BigEndian.AppendUint32(nil, pl.tag)
+			if err := tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{pipesFwd}}}, Action: "set_tag", Args: [][]byte{v}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		steps := []struct {
+			port, out int
+			tag       uint32 // pa's or pb's entry: the ingress's Pipeline
+			ig, eg    uint32 // the ingress's and the egress's Pipeline's counts
+		}{
+			{1, 1, 0xa, 0, 0},
+			{1, 1, 0xa, 1, 1},
+			{129, 129, 0xb, 0, 0},
+			{129, 2, 0xb, 1, 2},  // egress in pa
+			{1, 130, 0xa, 2, 1},  // egress in pb
+			{129, 68, 0xa, 2, 4}, // recirculated: pb, then pa at 68 (its tag_t last) and out of 2
+		}
+		for i, st := range steps {
+			res, err := sw.Process(st.port, pipesPkt(pipesFwd, uint16(st.out)))
+			if err != nil {
+				t.Fatalf("Pipes %d packet %d: %v", n, i, err)
+			}
+			wantPort := st.out
+			if st.out == 68 {
+				wantPort = 2
+			}
+			if len(res.Out) != 1 || res.Out[0].Port != wantPort {
+				t.Fatalf("Pipes %d packet %d: %v, want one packet out of %d", n, i, res.Out, wantPort)
+			}
+			h := parsePipesHdr(t, res.Out[0].Data)
+			if h.tag != st.tag || h.ig != st.ig || h.eg != st.eg {
+				t.Errorf("Pipes %d packet %d (port %d): tag %#x ig %d eg %d, want %#x %d %d", n, i, st.port, h.tag, h.ig, h.eg, st.tag, st.ig, st.eg)
+			}
+		}
+		// pa's ig_count: 3 packets and the recirculated pass; pb's: 3.
+		for _, want := range []struct {
+			name string
+			v    uint32
+		}{{"pa.Ing.ig_count", 4}, {"pb.Ing.ig_count", 3}, {"pa.Eg.eg_count", 5}, {"pb.Eg.eg_count", 2}} {
+			r, err := sw.Register(want.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, _ := r.Read(0); binary.BigEndian.Uint32(v) != want.v || r.Pipes() != 1 {
+				t.Errorf("%s[0] = %x (%d copies), want %d in one copy", want.name, v, r.Pipes(), want.v)
+			}
+		}
+		if _, err := sw.Process(300, pipesPkt(pipesFwd, 1)); !errors.Is(err, ErrNoPipe) {
+			t.Errorf("Pipes %d, port 300: %v, want ErrNoPipe", n, err)
+		}
+		// The ids are P4Info's: its two Ing.tag_t, told apart by the hash of the prefixed name.
+		info, err := sw.checked.P4Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[uint32]bool{}
+		for _, x := range info.Tables {
+			if x.Preamble.Name == "Ing.tag_t" {
+				ids[x.Preamble.Id] = true
+			}
+		}
+		a, _ := sw.Table("pa.Ing.tag_t")
+		b, _ := sw.Table("pb.Ing.tag_t")
+		if len(ids) != 2 || !ids[a.ID] || !ids[b.ID] || a.ID == b.ID {
+			t.Errorf("P4Info's Ing.tag_t ids %v; the tables' %#x and %#x", ids, a.ID, b.ID)
+		}
+		if got, err := sw.TableByID(b.ID); err != nil || got != b {
+			t.Errorf("TableByID(%#x) = %v %v", b.ID, got, err)
+		}
+	}
 }

@@ -257,6 +257,9 @@ type Switch struct {
 	// objects' fields show is c.pipe: 0 outside Process.
 	pipes    int
 	pipeObjs []perPipe
+	// tnaPipes are the Pipelines of a TNA program of several (Switch(pipe0, pipe1, ...)),
+	// tnaPipes[k] running in pipe k; tna is tnaPipes[c.pipe]. nil for one Pipeline.
+	tnaPipes []*tnaState
 	mem      memBudget // the state's memory against Config.MemoryLimit (memlimit.go)
 	// A v1model packet's state cleared when it starts: the headers, user and standard
 	// metadata [zeroLo, zeroHi) (allocated in that order) and the scratch slots from scratchLo

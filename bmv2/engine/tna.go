@@ -138,7 +138,11 @@ func (l prefixLayout) put(b []byte, name string, v uint64) {
 	}
 }
 
-// loadTNA compiles the pipe of a TNA program (called by Load after the shared setup).
+// loadTNA compiles the Pipelines of a TNA program (called by Load after the shared setup):
+// one Pipeline runs in every pipe of the chip, each pipe with its own copy of the state
+// (splitPipes); several Pipelines (Switch(pipe0, pipe1, ...)) run one in each pipe, pipe k
+// the k-th, each with its own objects, named with the Pipeline's control-plane prefix
+// (front.TNAPipe.Name).
 func (cp *compiler) loadTNA() {
 	if cp.checked.TofinoGeneration() == 2 {
 		cp.fail(cp.checked.Main.P, "not supported by the netlock engine: a Tofino 2 program (t2na.p4, or tna.p4 with __TARGET_TOFINO__ 2); the engine runs Tofino 1's TNA")
@@ -148,20 +152,61 @@ func (cp *compiler) loadTNA() {
 	if err != nil {
 		cp.fail(cp.checked.Main.P, "%v", err)
 	}
-	if len(pipes) != 1 {
-		cp.fail(cp.checked.Main.P, "not supported by the netlock engine: %d pipes (the engine runs one pipe)", len(pipes))
+	if len(pipes) > 1 {
+		switch {
+		case sw.pipes == 1:
+			cp.fail(cp.checked.Main.P, "not supported by the netlock engine: %d pipes (the engine runs one pipe); a chip of more is Config.Pipes", len(pipes))
+		case len(pipes) > sw.pipes:
+			cp.fail(cp.checked.Main.P, "not supported by the netlock engine: %d pipes on a chip of %d (Config.Pipes)", len(pipes), sw.pipes)
+		}
+		seen := map[string]bool{}
+		for _, p := range pipes {
+			if seen[p.Name] {
+				cp.fail(cp.checked.Main.P, "not supported by the netlock engine: Pipeline %s in two pipes of Switch (one Pipeline in every pipe is Switch(%s) with Config.Pipes)", p.Name, p.Name)
+			}
+			seen[p.Name] = true
+		}
 	}
-	p := pipes[0]
-	t := &tnaState{portMeta: map[int][]byte{}, meterCol: map[*Meter][3]uint64{}, loopback: map[int]bool{}}
-	sw.tna = t
+	// What the pipes share: port metadata, loopback ports, meter colours.
+	shared := &tnaState{portMeta: map[int][]byte{}, meterCol: map[*Meter][3]uint64{}, loopback: map[int]bool{}}
 	if sw.cfg.Loopback == nil {
-		t.loopback[TNARecirculationPort] = true
+		shared.loopback[TNARecirculationPort] = true
 	}
 	for _, port := range sw.cfg.Loopback {
-		t.loopback[port] = true
+		shared.loopback[port] = true
 	}
 	// Every TNA program runs with Tofino's register rules.
 	sw.cfg.TofinoConstraints = true
+	var first *tnaState
+	for _, p := range pipes {
+		t := &tnaState{portMeta: shared.portMeta, meterCol: shared.meterCol, loopback: shared.loopback}
+		if len(pipes) == 1 {
+			cp.loadTNAPipeline(p, t)
+			first = t
+			break
+		}
+		tables, registers, counters, meters, profiles, valueSets := len(sw.tables), len(sw.registers), len(sw.counters), len(sw.meters), len(sw.profiles), len(sw.valueSets)
+		cp.loadTNAPipeline(p, t)
+		cp.pipelineNames(p.Name, sw.tables[tables:], sw.registers[registers:], sw.counters[counters:], sw.meters[meters:], sw.profiles[profiles:], sw.valueSets[valueSets:])
+		sw.tnaPipes = append(sw.tnaPipes, t)
+		if first == nil {
+			first = t
+		}
+	}
+	sw.tna = first
+	cp.reserve(front.Pos{}, "a packet's state ("+strconv.Itoa(cp.nslots)+" slots)", uint64(cp.nslots), slotBytes)
+	if len(pipes) == 1 {
+		cp.splitPipes(cp.tnaDirRegs, cp.regActions)
+	} else {
+		sw.pipes = len(pipes) // the pipes that run a Pipeline; ports beyond are in none
+	}
+	sw.nslots = cp.nslots
+	sw.c.sw = sw
+}
+
+// loadTNAPipeline compiles the six blocks of one Pipeline into t.
+func (cp *compiler) loadTNAPipeline(p *front.TNAPipe, t *tnaState) {
+	cp.sw.tna = t  // the blocks' closures capture the Pipeline's state
 	cp.tnaRules(p) // tna_rules.go: refuse what a Tofino cannot run
 
 	structNamed := func(name string) *front.StructType {
@@ -266,10 +311,6 @@ func (cp *compiler) loadTNA() {
 	t.egParser = bind(p.EgressParser, []int{-1, egHdr, egMeta, egIntr, egPrsr, egDprsr})
 	t.egress = bind(p.Egress, []int{egHdr, egMeta, egIntr, egPrsr, egDprsr, egOport})
 	t.egDeparser = bind(p.EgressDeparser, []int{-1, egHdr, egMeta, egDprsr, egIntr, egPrsr})
-	cp.reserve(front.Pos{}, "a packet's state ("+strconv.Itoa(cp.nslots)+" slots)", uint64(cp.nslots), slotBytes)
-	cp.splitPipes(cp.tnaDirRegs, cp.regActions)
-	sw.nslots = cp.nslots
-	sw.c.sw = sw
 }
 
 // SetPortMetadata sets the port metadata (phase 0 data) the ingress parser of a TNA program
