@@ -88,7 +88,7 @@ func (t *Table) ResetDefault() {
 }
 
 // Lookup returns the entry with key's match fields and priority (the action in key is
-// ignored), with its counter values (summed over the pipes, Config.Pipes).
+// ignored), with its counter values.
 func (t *Table) Lookup(key Entry) (Entry, error) {
 	i, err := t.findKey(key)
 	if err != nil {
@@ -96,22 +96,17 @@ func (t *Table) Lookup(key Entry) (Entry, error) {
 	}
 	en := t.entries[i]
 	e := en.api
-	e.Packets, e.Bytes = en.counts()
+	e.Packets, e.Bytes = en.packets, en.bytes
 	return e, nil
 }
 
-// SetDirectCounter sets the direct counter values of the entry with key's match (in pipe 0,
-// zeroing the other pipes' with Config.Pipes > 1: reads sum the pipes).
+// SetDirectCounter sets the direct counter values of the entry with key's match.
 func (t *Table) SetDirectCounter(key Entry, packets, bytes uint64) error {
 	i, err := t.findKey(key)
 	if err != nil {
 		return err
 	}
-	en := t.entries[i]
-	en.packets, en.bytes = packets, bytes
-	for k := range en.pipes {
-		en.pipes[k].packets, en.pipes[k].bytes = 0, 0
-	}
+	t.entries[i].packets, t.entries[i].bytes = packets, bytes
 	return nil
 }
 

@@ -28,18 +28,23 @@ import (
 // object, once per change of pipe). With Pipes <= 1 nothing of this runs: the per-packet
 // cost is one comparison per pass. Invariant: outside Process, and between passes, the fields
 // of every object are the copy of pipe ctx.pipe, and ctx.pipe is 0 outside Process. Direct
-// counters and direct meters live in table entries: an entry holds pipe 0's in its own
-// fields and pipe k's in entry.pipes[k-1], chosen by ctx.pipe on a hit.
+// meters live in table entries: an entry holds pipe 0's in its own field and pipe k's in
+// entry.pipes[k-1], chosen by ctx.pipe on a hit. A direct counter is one count per entry for
+// all pipes: the program cannot read a counter and the API reads the sum of the pipes
+// anyway, so per-pipe copies could not be told apart (and would cost the table hit, shared
+// with v1model programs, a branch: 3% of BenchmarkL3).
 //
 // The runtime API. BF-RT on Tofino reads a register cell of a symmetric program as one value
 // per pipe, and counters are, to a P4Runtime controller, one object; the engine's API is
 // single-valued, so:
 //   - Writes go to every pipe: Register.Write and Reset, Meter.SetRates and Reset,
-//     Table.SetMeter. Counter.Write and Table.SetDirectCounter, whose reads sum over the
-//     pipes, put the value in pipe 0 and zero the other pipes, so that a read returns what
-//     was written (writing the value into every pipe would read back Pipes times it).
-//   - Counter reads sum over the pipes (Counter.Read, Table.Entries and Table.Lookup's
-//     direct counter values): the packets the program counted, wherever they ran.
+//     Table.SetMeter. Counter.Write, whose read sums over the pipes, puts the value in pipe
+//     0 and zeroes the other pipes, so that a read returns what was written (writing the
+//     value into every pipe would read back Pipes times it); Table.SetDirectCounter sets
+//     the entry's one count.
+//   - Counter reads sum over the pipes (Counter.Read; Table.Entries and Table.Lookup's
+//     direct counter values, which are one count): the packets the program counted,
+//     wherever they ran.
 //   - Register reads return pipe 0's cell (Register.Read), meter reads pipe 0's
 //     configuration (Meter.Rates, Table.DirectMeter). Pipe 0 holds the recirculation port
 //     68 and the CPU port; a test that needs another pipe's cell names it.
@@ -174,34 +179,22 @@ func (ra *regAction) usePipe(from, to int) {
 	ra.logIdx = ra.logCopies[to]
 }
 
-// entryPipe is a table entry's direct counter and meter in a pipe other than pipe 0.
+// entryPipe is a table entry's direct meter in a pipe other than pipe 0.
 type entryPipe struct {
-	packets, bytes uint64
-	meter          *meterState
+	meter *meterState
 }
 
-// newEntryPipes makes the state of an entry in pipes 1 and up (nil with one pipe).
+// newEntryPipes makes the direct meter of an entry in pipes 1 and up (nil with one pipe or
+// no direct meter).
 func (t *Table) newEntryPipes() []entryPipe {
-	if t.sw == nil || t.sw.pipes <= 1 {
+	if t.sw == nil || t.sw.pipes <= 1 || t.meter == nil {
 		return nil
 	}
 	ps := make([]entryPipe, t.sw.pipes-1)
-	if t.meter != nil {
-		for i := range ps {
-			ps[i].meter = &meterState{}
-		}
+	for i := range ps {
+		ps[i].meter = &meterState{}
 	}
 	return ps
-}
-
-// counts is the entry's direct counter summed over the pipes.
-func (en *entry) counts() (packets, bytes uint64) {
-	packets, bytes = en.packets, en.bytes
-	for _, p := range en.pipes {
-		packets += p.packets
-		bytes += p.bytes
-	}
-	return packets, bytes
 }
 
 // meterIn is the entry's direct meter in a pipe.

@@ -58,9 +58,10 @@ type pipesHdr struct {
 	op               byte
 	out              uint16
 	ig, ig2, eg, tag uint32
+	color, dcolor    byte
 }
 
-const pipesFrameLen = 14 + 19
+const pipesFrameLen = 14 + 21
 
 // pipesPkt is an Ethernet frame carrying pipe_h with op and out.
 func pipesPkt(op byte, out uint16) []byte {
@@ -77,7 +78,8 @@ func parsePipesHdr(t testing.TB, b []byte) pipesHdr {
 		t.Fatalf("frame of %d bytes, want %d: %x", len(b), pipesFrameLen, b)
 	}
 	return pipesHdr{op: b[14], out: binary.BigEndian.Uint16(b[15:]), ig: binary.BigEndian.Uint32(b[17:]),
-		ig2: binary.BigEndian.Uint32(b[21:]), eg: binary.BigEndian.Uint32(b[25:]), tag: binary.BigEndian.Uint32(b[29:])}
+		ig2: binary.BigEndian.Uint32(b[21:]), eg: binary.BigEndian.Uint32(b[25:]), tag: binary.BigEndian.Uint32(b[29:]),
+		color: b[33], dcolor: b[34]}
 }
 
 // pipesStep is one packet of a scenario: sent on port with op and out, it must leave on
@@ -147,6 +149,7 @@ func TestPipesState(t *testing.T) {
 					t.Fatalf("packet %d: out %v, want one packet on port %d", i, res.Out, st.wantPort)
 				}
 				got := parsePipesHdr(t, res.Out[0].Data)
+				got.color, got.dcolor = 0, 0 // unconfigured meters: green (TestPipesMeters)
 				want := pipesHdr{op: st.op, out: st.out, ig: st.ig, ig2: st.ig2, eg: st.eg, tag: pipesTag(st.op)}
 				if got != want {
 					t.Errorf("packet %d (port %d): got %+v, want %+v", i, st.port, got, want)
@@ -199,6 +202,45 @@ func TestPipesMirror(t *testing.T) {
 		}
 		if c, o := parsePipesHdr(t, res.Out[0].Data), parsePipesHdr(t, res.Out[1].Data); c.eg != tt.copyEg || o.eg != tt.originEg {
 			t.Errorf("Pipes %d: the copy saw eg %d, the original %d; want %d and %d", tt.pipes, c.eg, o.eg, tt.copyEg, tt.originEg)
+		}
+	}
+}
+
+// TestPipesMeters: an indexed meter and a table entry's direct meter, configured once for
+// every pipe (one packet of burst, no refill), let one packet through green in each pipe on
+// two pipes, and colour the second packet red on one pipe (the negative control).
+func TestPipesMeters(t *testing.T) {
+	const green, red = 0, 3 // MeterColor_t
+	cfg := MeterConfig{CIR: 1e-12, PIR: 1e-12, CBS: 1, PBS: 1}
+	for _, tt := range []struct {
+		pipes  int
+		second byte // the colours of the second packet, in at port 129
+	}{{2, green}, {1, red}} {
+		sw := loadPipes(t, tt.pipes)
+		m, err := sw.Meter("ig_meter")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.SetRates(-1, cfg); err != nil {
+			t.Fatal(err)
+		}
+		tbl, _ := sw.Table("tag_t")
+		if err := tbl.SetMeter(Entry{Match: []FieldMatch{{Value: []byte{pipesFwd}}}}, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Rates(0); got == nil || *got != cfg {
+			t.Errorf("Pipes %d: Rates(0) = %v", tt.pipes, got)
+		}
+		first := parsePipesHdr(t, mustProcess(t, sw, 1, pipesPkt(pipesFwd, 1)))
+		second := parsePipesHdr(t, mustProcess(t, sw, 129, pipesPkt(pipesFwd, 129)))
+		if first.color != green || first.dcolor != green || second.color != tt.second || second.dcolor != tt.second {
+			t.Errorf("Pipes %d: colours %d/%d then %d/%d, want green then %d", tt.pipes, first.color, first.dcolor, second.color, second.dcolor, tt.second)
+		}
+		if err := m.Reset(0); err != nil || m.Rates(0) != nil {
+			t.Errorf("Pipes %d: after Reset(0): %v %v", tt.pipes, m.Rates(0), err)
+		}
+		if c := parsePipesHdr(t, mustProcess(t, sw, 129, pipesPkt(pipesFwd, 129))); c.color != green {
+			t.Errorf("Pipes %d: after Reset(0), pipe 1's meter gave %d", tt.pipes, c.color)
 		}
 	}
 }

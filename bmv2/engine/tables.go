@@ -114,8 +114,9 @@ type entry struct {
 	bytes    uint64
 	meter    *meterState
 	api      Entry
-	// pipes are the direct counter and meter in pipes 1 and up (Config.Pipes > 1; nil with
-	// one pipe); packets, bytes and meter are pipe 0's.
+	// pipes are the direct meter's state in pipes 1 and up (Config.Pipes > 1; nil with one
+	// pipe or no direct meter); meter is pipe 0's. The direct counter (packets, bytes) is one
+	// count for every pipe (pipes.go).
 	pipes []entryPipe
 }
 
@@ -567,13 +568,12 @@ func (t *Table) Clear() {
 	t.reindex()
 }
 
-// Entries returns the entries in lookup order, with their direct counter values (summed over
-// the pipes, Config.Pipes).
+// Entries returns the entries in lookup order, with their direct counter values.
 func (t *Table) Entries() []Entry {
 	out := make([]Entry, 0, len(t.entries))
 	for _, en := range t.entries {
 		e := en.api
-		e.Packets, e.Bytes = en.counts()
+		e.Packets, e.Bytes = en.packets, en.bytes
 		out = append(out, e)
 	}
 	return out
@@ -790,14 +790,8 @@ func (t *Table) choose(c *ctx, en *entry) (int, []u128, *entry) {
 		}
 		return ai, args, en
 	}
-	if c.pipe == 0 {
-		en.packets++
-		en.bytes += uint64(c.pktLen())
-	} else {
-		ep := &en.pipes[c.pipe-1]
-		ep.packets++
-		ep.bytes += uint64(c.pktLen())
-	}
+	en.packets++
+	en.bytes += uint64(c.pktLen())
 	return en.action, en.args, en
 }
 

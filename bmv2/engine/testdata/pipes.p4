@@ -16,6 +16,8 @@ header pipe_h {
     bit<32> ig2;  // ig_count[0] before its second ingress pass (resubmitted or recirculated)
     bit<32> eg;   // eg_count[0] before its (last) egress pass
     bit<32> tag;  // set by table tag_t
+    bit<8>  color;  // ig_meter[0]'s colour for the packet's first ingress pass
+    bit<8>  dcolor; // tag_meter's colour (tag_t's entry's direct meter)
 }
 struct hdr_t { eth_t eth; pipe_h p; }
 struct md_t { }
@@ -39,12 +41,15 @@ control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_i
         void apply(inout bit<32> value, out bit<32> rv) { rv = value; value = value + 1; }
     };
     Counter<bit<32>, bit<2>>(4, CounterType_t.PACKETS_AND_BYTES) ig_pkts;
+    Meter<bit<2>>(4, MeterType_t.PACKETS) ig_meter;
     DirectCounter<bit<32>>(CounterType_t.PACKETS_AND_BYTES) tag_ctr;
-    action set_tag(bit<32> v) { hdr.p.tag = v; tag_ctr.count(); }
+    DirectMeter(MeterType_t.PACKETS) tag_meter;
+    action set_tag(bit<32> v) { hdr.p.tag = v; tag_ctr.count(); hdr.p.dcolor = tag_meter.execute(); }
     table tag_t {
         key = { hdr.p.op : exact; }
         actions = { set_tag; @defaultonly NoAction; }
         counters = tag_ctr;
+        meters = tag_meter;
         default_action = NoAction();
     }
     apply {
@@ -58,6 +63,7 @@ control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_i
             ig_tm_md.ucast_egress_port = (PortId_t)hdr.p.dest;
         } else {
             hdr.p.ig = n;
+            hdr.p.color = ig_meter.execute(0);
             ig_tm_md.ucast_egress_port = (PortId_t)hdr.p.dest;
             if (hdr.p.op == OP_RESUB) {
                 ig_dprsr_md.resubmit_type = 1;
