@@ -51,6 +51,11 @@ import (
 //   - Register.ReadPipe, Register.WritePipe, Counter.ReadPipe and Counter.WritePipe read and
 //     write one pipe's copy; Pipes reports how many copies an object has.
 // With Pipes <= 1 every call behaves as before pipes existed.
+//
+// Several Pipelines (Switch(pa, pb, ...), loadTNA): pipe k runs the k-th Pipeline's blocks
+// (Switch.tnaPipes[k], which enterPipe makes Switch.tna), and each Pipeline's objects exist
+// once, under names with its prefix (pipelineNames); nothing is copied. Ports of pipes beyond
+// the Pipelines are in none.
 
 // ErrNoPipe is returned when a packet arrives on, or is sent to, a port outside the chip's
 // pipes (Config.Pipes > 1; p>>7 must be below Pipes).

@@ -84,16 +84,19 @@ type Config struct {
 	Loopback []int
 	// Pipes is the number of pipes of the chip, for TNA programs: 0 or 1 is one pipe holding
 	// every port; 2 or 4 are Tofino's multi-pipe chips, where port p is in pipe p>>7 (bits
-	// 8:7 of the 9-bit port: 0-127 pipe 0, 128-255 pipe 1, ...). Each pipe has its own copy
-	// of the program's stateful objects (registers, counters, meters, direct registers); the
-	// table entries, default actions, value sets, port metadata, clone sessions and multicast
-	// groups are one set for all pipes (the control plane writes them symmetrically). A
-	// packet's ingress pass uses the state of the pipe of the port it arrived on (a
-	// resubmitted packet stays in it; one recirculated through a loopback port enters that
-	// port's pipe), its egress pass the state of the pipe of the port it leaves on. With
-	// Pipes > 1, Process and PacketOut on a port outside the pipes, and any packet sent to
-	// such a port, fail with ErrNoPipe. See pipes.go for the runtime API's reads and writes.
-	// Other values are an error from Load, and so is Pipes > 1 for a v1model program.
+	// 8:7 of the 9-bit port: 0-127 pipe 0, 128-255 pipe 1, ...). A program of one Pipeline
+	// runs in every pipe, and each pipe has its own copy of the program's stateful objects
+	// (registers, indexed counters, meters, direct meters, direct registers); the table
+	// entries, default actions, value sets, port metadata, clone sessions and multicast groups
+	// are one set for all pipes (the control plane writes them symmetrically). A packet's
+	// ingress pass uses the state of the pipe of the port it arrived on (a resubmitted packet
+	// stays in it; one recirculated through a loopback port enters that port's pipe), its
+	// egress pass the state of the pipe of the port it leaves on. A program of several
+	// Pipelines (Switch(pa, pb, ...)) needs Pipes of at least their number and runs the k-th
+	// in pipe k, with its own objects, named with its prefix (pa.Ing.t). With Pipes > 1,
+	// Process and PacketOut on a port outside the pipes that run the program, and any packet
+	// sent to such a port, fail with ErrNoPipe. See pipes.go for the runtime API's reads and
+	// writes. Other values are an error from Load, and so is Pipes > 1 for a v1model program.
 	Pipes int
 	// Pipeline chooses between the interpreter and the generated pipeline Generated names
 	// (v1model programs; see Pipeline and GenerateGo). The zero value is PipelineAuto.
