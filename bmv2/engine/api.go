@@ -42,14 +42,17 @@ func (k *Counter) Read(i int) (packets, bytes uint64, err error) {
 		return k.Packets[i], k.Bytes[i], nil
 	}
 	for p := range k.pkCopies {
-		packets += k.pkCopies[p][i]
-		bytes += k.byCopies[p][i]
+		if k.pkCopies[p] != nil {
+			packets += k.pkCopies[p][i]
+			bytes += k.byCopies[p][i]
+		}
 	}
 	return packets, bytes, nil
 }
 
-// Write sets cell i. With a copy in each pipe (Config.Pipes > 1) the values go to pipe 0 and
-// the other pipes' cells are zeroed, so that Read, which sums the pipes, returns them.
+// Write sets cell i. With a copy in several pipes (Config.Pipes > 1) the values go to the
+// home pipe (the first of Pipes()) and the other pipes' cells are zeroed, so that Read, which
+// sums the pipes, returns them.
 func (k *Counter) Write(i int, packets, bytes uint64) error {
 	if i < 0 || i >= len(k.Packets) {
 		return fmt.Errorf("%w: counter %s index %d", ErrInvalid, k.Name, i)
@@ -59,9 +62,12 @@ func (k *Counter) Write(i int, packets, bytes uint64) error {
 		return nil
 	}
 	for p := range k.pkCopies {
-		k.pkCopies[p][i], k.byCopies[p][i] = 0, 0
+		if k.pkCopies[p] != nil {
+			k.pkCopies[p][i], k.byCopies[p][i] = 0, 0
+		}
 	}
-	k.pkCopies[0][i], k.byCopies[0][i] = packets, bytes
+	home := homeOf(k.inPipes)
+	k.pkCopies[home][i], k.byCopies[home][i] = packets, bytes
 	return nil
 }
 

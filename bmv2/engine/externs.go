@@ -119,9 +119,11 @@ type Register struct {
 	cells []u128
 	c64   []uint64
 	c32   []uint32
-	// copies are the cells of each pipe (Config.Pipes > 1; nil with one pipe): cells is
-	// copies[ctx.pipe] (pipes.go).
-	copies [][]u128
+	// copies are the cells of each pipe of the register's Pipeline's scope, indexed by pipe
+	// (nil with a scope of one pipe): cells is the copy of the pipe its group is in
+	// (pipes.go). inPipes is the scope (nil: one pipe, pipe 0).
+	copies  [][]u128
+	inPipes []int
 	// Tofino-constraint bookkeeping: the register action of the current pass (its pass,
 	// action invocation, cell, reads and writes so far and where it started), and the gress
 	// that first used the register.
@@ -195,9 +197,10 @@ func (r *Register) set64(i, v uint64) {
 	r.Set64(i, v)
 }
 
-// Read returns cell i big-endian in ceil(Width/8) bytes: pipe 0's cell when the register has
-// a copy in each pipe (Config.Pipes > 1; ReadPipe reads another).
-func (r *Register) Read(i int) ([]byte, error) { return r.ReadPipe(0, i) }
+// Read returns cell i big-endian in ceil(Width/8) bytes: the cell of its home pipe, the first
+// of Pipes() (pipe 0 for a program of one Pipeline), when the register has a copy in several
+// (Config.Pipes > 1; ReadPipe reads another).
+func (r *Register) Read(i int) ([]byte, error) { return r.ReadPipe(homeOf(r.inPipes), i) }
 
 // Write sets cell i from a big-endian value (truncated to Width), in every pipe.
 func (r *Register) Write(i int, v []byte) error {
@@ -210,7 +213,9 @@ func (r *Register) Write(i int, v []byte) error {
 		return nil
 	}
 	for _, cs := range r.copies {
-		cs[i] = v128
+		if cs != nil {
+			cs[i] = v128
+		}
 	}
 	return nil
 }
@@ -286,9 +291,10 @@ type Counter struct {
 	// (Config.Pipes > 1) they are pipe 0's outside Process; Read sums the pipes.
 	Packets []uint64
 	Bytes   []uint64
-	// pkCopies and byCopies are Packets and Bytes of each pipe (Config.Pipes > 1; nil with
-	// one pipe): Packets is pkCopies[ctx.pipe] (pipes.go).
+	// pkCopies and byCopies are Packets and Bytes of each pipe of the scope, indexed by pipe
+	// (nil with a scope of one pipe), as Register.copies; inPipes is the scope.
 	pkCopies, byCopies [][]uint64
+	inPipes            []int
 }
 
 func (k *Counter) count(i u128, n int) {
@@ -370,9 +376,10 @@ type Meter struct {
 	direct bool
 	bytes  bool
 	cells  []meterState
-	// copies are the cells of each pipe (Config.Pipes > 1; nil with one pipe): cells is
-	// copies[ctx.pipe] (pipes.go).
-	copies [][]meterState
+	// copies are the cells of each pipe of the scope, indexed by pipe (nil with a scope of
+	// one pipe), as Register.copies; inPipes is the scope.
+	copies  [][]meterState
+	inPipes []int
 }
 
 func (m *Meter) execute(c *ctx, i u128) uint64 {

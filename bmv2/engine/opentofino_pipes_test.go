@@ -16,9 +16,10 @@ import (
 // loops it back into profile b's ingress, pinned to a port of pipe 0 (profile a's egress); it
 // leaves with its TTL 4 lower (each of the four blocks decrements it, and the tag they add and
 // increment must match each table's key), and profile a's egress direct counter has counted
-// it. The entries are test.py's program_entries. On the 32Q chip of the example profile a runs in
-// pipes 0 and 2 and b in 1 and 3 (its switchd configuration's pipe_scope); here the chip has two
-// pipes, a in pipe 0 and b in pipe 1. Opt-in: it reads the example from an Open-Tofino checkout.
+// it. The entries are test.py's program_entries. It runs on the example's 32Q chip, profile a
+// in pipes 0 and 2 and b in 1 and 3 (its switchd configuration's pipe_scope), the packet in and
+// out of pipe 2 through pipe 3, and on a chip of two pipes, a in pipe 0 and b in pipe 1. Opt-in:
+// it reads the example from an Open-Tofino checkout.
 func TestOpenTofino32q2pipe(t *testing.T) {
 	root := testenv.OptIn(t, "NETLOCK_OPEN_TOFINO", "an Open-Tofino checkout (commit 5a805ae) to run tna_32q_2pipe")
 	dir := filepath.Join(root, "p4-examples", "p4_16_programs", "tna_32q_2pipe")
@@ -26,11 +27,28 @@ func TestOpenTofino32q2pipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const igPort, intPort, egPort = 4, 132, 8 // pipe 0, pipe 1 (in loopback), pipe 0
-	sw, err := Load(checked, Config{Pipes: 2, Loopback: []int{intPort}})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name                    string
+		pipes                   int
+		scopes                  [][]int
+		igPort, intPort, egPort int // external, internal (in loopback), external
+	}{
+		{"32Q", 4, [][]int{{0, 2}, {1, 3}}, 260, 388, 264},
+		{"two pipes", 2, nil, 4, 132, 8},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sw, err := Load(checked, Config{Pipes: tt.pipes, PipeScopes: tt.scopes, Loopback: []int{tt.intPort}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run32q(t, sw, tt.igPort, tt.intPort, tt.egPort)
+		})
+	}
+}
+
+// run32q is test.py's Sym32Q on sw.
+func run32q(t *testing.T, sw *Switch, igPort, intPort, egPort int) {
 	dmac := []byte{0x00, 0x11, 0x22, 0x33, 0x44, 0x55}
 	dip := []byte{5, 6, 7, 8}
 	const ttl, tag = 64, 100

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,8 +164,8 @@ func TestPipesState(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r.Pipes() != len(reg.want) {
-					t.Errorf("%s.Pipes() = %d, want %d", reg.name, r.Pipes(), len(reg.want))
+				if len(r.Pipes()) != len(reg.want) {
+					t.Errorf("%s.Pipes() = %v, want %d pipes", reg.name, r.Pipes(), len(reg.want))
 				}
 				for p, w := range reg.want {
 					v, err := r.ReadPipe(p, 0)
@@ -276,8 +277,8 @@ func TestPipesAPI(t *testing.T) {
 	counterIs("Read (the sum)", -1, 5)
 	counterIs("ReadPipe 0", 0, 3)
 	counterIs("ReadPipe 1", 1, 2)
-	if k.Pipes() != 2 {
-		t.Errorf("counter Pipes() = %d", k.Pipes())
+	if !slices.Equal(k.Pipes(), []int{0, 1}) {
+		t.Errorf("counter Pipes() = %v", k.Pipes())
 	}
 	if err := k.Write(0, 10, 10*pipesFrameLen); err != nil {
 		t.Fatal(err)
@@ -364,8 +365,8 @@ func TestPipesOnePipeAPI(t *testing.T) {
 	mustProcess(t, sw, 129, pipesPkt(pipesFwd, 129))
 	r, _ := sw.Register("ig_count")
 	k, _ := sw.Counter("ig_pkts")
-	if r.Pipes() != 1 || k.Pipes() != 1 {
-		t.Errorf("Pipes() = %d, %d, want 1", r.Pipes(), k.Pipes())
+	if !slices.Equal(r.Pipes(), []int{0}) || !slices.Equal(k.Pipes(), []int{0}) {
+		t.Errorf("Pipes() = %v, %v, want [0]", r.Pipes(), k.Pipes())
 	}
 	if v, err := r.ReadPipe(0, 0); err != nil || !bytes.Equal(v, []byte{0, 0, 0, 1}) {
 		t.Errorf("ReadPipe(0) = %x %v", v, err)
@@ -410,11 +411,11 @@ func TestPipesErrors(t *testing.T) {
 		out   uint16
 		want  string // "" for no error
 	}{
-		{"port 300 on two pipes", 2, 300, 1, "port 300 is in pipe 2; the program runs in pipes 0 to 1 (Config.Pipes 2)"},
+		{"port 300 on two pipes", 2, 300, 1, "port 300 is in pipe 2; the program runs in pipes [0 1] (Config.Pipes 2)"},
 		{"port 256 on two pipes", 2, 256, 1, "port 256 is in pipe 2"},
 		{"port 255 on two pipes", 2, 255, 1, ""},
 		{"port 300 on four pipes", 4, 300, 1, ""},
-		{"port 512 on four pipes", 4, 512, 1, "port 512 is in pipe 4; the program runs in pipes 0 to 3"},
+		{"port 512 on four pipes", 4, 512, 1, "port 512 is in pipe 4; the program runs in pipes [0 1 2 3]"},
 		{"port 300 on one pipe", 1, 300, 1, ""},
 		{"out of port 300 on two pipes", 2, 1, 300, "port 300 is in pipe 2"},
 		{"out of port 300 on one pipe", 1, 1, 300, ""},
@@ -554,13 +555,14 @@ func TestPipelines(t *testing.T) {
 		for _, want := range []struct {
 			name string
 			v    uint32
-		}{{"pa.Ing.ig_count", 4}, {"pb.Ing.ig_count", 3}, {"pa.Eg.eg_count", 5}, {"pb.Eg.eg_count", 2}} {
+			pipe int
+		}{{"pa.Ing.ig_count", 4, 0}, {"pb.Ing.ig_count", 3, 1}, {"pa.Eg.eg_count", 5, 0}, {"pb.Eg.eg_count", 2, 1}} {
 			r, err := sw.Register(want.name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v, _ := r.Read(0); binary.BigEndian.Uint32(v) != want.v || r.Pipes() != 1 {
-				t.Errorf("%s[0] = %x (%d copies), want %d in one copy", want.name, v, r.Pipes(), want.v)
+			if v, _ := r.Read(0); binary.BigEndian.Uint32(v) != want.v || !slices.Equal(r.Pipes(), []int{want.pipe}) {
+				t.Errorf("%s[0] = %x (pipes %v), want %d in pipe %d", want.name, v, r.Pipes(), want.v, want.pipe)
 			}
 		}
 		if _, err := sw.Process(300, pipesPkt(pipesFwd, 1)); !errors.Is(err, ErrNoPipe) {
@@ -585,5 +587,114 @@ func TestPipelines(t *testing.T) {
 		if got, err := sw.TableByID(b.ID); err != nil || got != b {
 			t.Errorf("TableByID(%#x) = %v %v", b.ID, got, err)
 		}
+	}
+}
+
+// TestPipeScopes: with Config.PipeScopes {{0, 2}, {1, 3}} (Open-Tofino's 32Q configuration),
+// Pipeline pa runs in pipes 0 and 2 and pb in 1 and 3: each pipe of a scope has its own copy
+// of its Pipeline's state, the Pipeline's table entries are written once for its pipes, and
+// the API reaches the copies of the scope only.
+func TestPipeScopes(t *testing.T) {
+	sw, err := loadTNA(t, pipes2Src(t), Config{Pipes: 4, PipeScopes: [][]int{{0, 2}, {1, 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pl := range []struct {
+		name string
+		tag  uint32
+	}{{"pa", 0xa}, {"pb", 0xb}} {
+		tbl, err := sw.Table(pl.name + ".Ing.tag_t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{pipesFwd}}}, Action: "set_tag", Args: [][]byte{binary.BigEndian.AppendUint32(nil, pl.tag)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		port, out int
+		tag       uint32
+		ig, eg    uint32
+	}{
+		{1, 1, 0xa, 0, 0},     // pa, pipe 0
+		{1, 1, 0xa, 1, 1},     // pa, pipe 0
+		{257, 257, 0xa, 0, 0}, // pa, pipe 2: its own copies
+		{129, 129, 0xb, 0, 0}, // pb, pipe 1
+		{385, 385, 0xb, 0, 0}, // pb, pipe 3
+		{385, 1, 0xb, 1, 2},   // pb in pipe 3, then pa's egress in pipe 0
+		{1, 257, 0xa, 2, 1},   // pa in pipe 0, then in pipe 2
+	}
+	for i, st := range steps {
+		h := parsePipesHdr(t, mustProcess(t, sw, st.port, pipesPkt(pipesFwd, uint16(st.out))))
+		if h.tag != st.tag || h.ig != st.ig || h.eg != st.eg {
+			t.Errorf("packet %d (port %d): tag %#x ig %d eg %d, want %#x %d %d", i, st.port, h.tag, h.ig, h.eg, st.tag, st.ig, st.eg)
+		}
+	}
+	r, _ := sw.Register("pa.Ing.ig_count")
+	if !slices.Equal(r.Pipes(), []int{0, 2}) {
+		t.Errorf("pa.Ing.ig_count.Pipes() = %v", r.Pipes())
+	}
+	for _, c := range []struct{ pipe, want int }{{0, 3}, {2, 1}} {
+		if v, err := r.ReadPipe(c.pipe, 0); err != nil || binary.BigEndian.Uint32(v) != uint32(c.want) {
+			t.Errorf("pa.Ing.ig_count in pipe %d: %x %v, want %d", c.pipe, v, err, c.want)
+		}
+	}
+	if v, _ := r.Read(0); binary.BigEndian.Uint32(v) != 3 {
+		t.Errorf("Read: %x, want pipe 0's 3", v)
+	}
+	if _, err := r.ReadPipe(1, 0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("ReadPipe(1) of pa's register: %v, want ErrInvalid", err)
+	}
+	pb, _ := sw.Register("pb.Ing.ig_count")
+	if v, _ := pb.Read(0); !slices.Equal(pb.Pipes(), []int{1, 3}) || binary.BigEndian.Uint32(v) != 1 {
+		t.Errorf("pb.Ing.ig_count: pipes %v, Read %x (pipe 1's), want [1 3] and 1", pb.Pipes(), v)
+	}
+	k, _ := sw.Counter("pb.Ing.ig_pkts")
+	if p, _, err := k.Read(0); err != nil || p != 3 {
+		t.Errorf("pb.Ing.ig_pkts: %d %v, want 3 (pipes 1 and 3)", p, err)
+	}
+}
+
+// TestPipeScopesErrors: scopes that do not fit the program or the chip are refused; a pipe
+// in no scope runs nothing.
+func TestPipeScopesErrors(t *testing.T) {
+	one, err := os.ReadFile("testdata/pipes.p4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := pipes2Src(t)
+	tests := []struct {
+		name   string
+		src    string
+		pipes  int
+		scopes [][]int
+		want   string
+	}{
+		{"one scope for two Pipelines", two, 4, [][]int{{0, 1}}, "1 scopes for a program of 2 Pipelines"},
+		{"a pipe twice", two, 4, [][]int{{0, 2}, {2, 3}}, "pipe 2 in scopes 0 and 1"},
+		{"a pipe beyond the chip", two, 2, [][]int{{0}, {2}}, "pipe 2; the chip has 2"},
+		{"an empty scope", two, 4, [][]int{{0}, {}}, "PipeScopes[1] is empty"},
+		{"scopes on one pipe", string(one), 1, [][]int{{0}}, "on a chip of one pipe"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadTNA(t, tt.src, Config{Pipes: tt.pipes, PipeScopes: tt.scopes})
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want ErrInvalid with %q", err, tt.want)
+			}
+		})
+	}
+	// One Pipeline in pipe 1 alone of two: its home is pipe 1, pipe 0 runs nothing.
+	sw, err := loadTNA(t, string(one), Config{Pipes: 2, PipeScopes: [][]int{{1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Process(1, pipesPkt(pipesFwd, 129)); !errors.Is(err, ErrNoPipe) || !strings.Contains(err.Error(), "runs in pipes [1]") {
+		t.Errorf("port 1: %v, want ErrNoPipe", err)
+	}
+	mustProcess(t, sw, 129, pipesPkt(pipesFwd, 129))
+	r, _ := sw.Register("ig_count")
+	if v, _ := r.Read(0); !slices.Equal(r.Pipes(), []int{1}) || !bytes.Equal(v, []byte{0, 0, 0, 1}) {
+		t.Errorf("ig_count: pipes %v, Read %x, want [1] and 1", r.Pipes(), v)
 	}
 }

@@ -98,6 +98,13 @@ type Config struct {
 	// sent to such a port, fail with ErrNoPipe. See pipes.go for the runtime API's reads and
 	// writes. Other values are an error from Load, and so is Pipes > 1 for a v1model program.
 	Pipes int
+	// PipeScopes, if not nil, gives the pipes each Pipeline of a TNA program runs in, as
+	// bf_switchd's configuration does (pipe_scope): PipeScopes[k] for the k-th Pipeline of
+	// Switch(...), each pipe in at most one scope (Open-Tofino's tna_32q_2pipe runs its two
+	// Pipelines as [][]int{{0, 2}, {1, 3}}). A Pipeline in several pipes has a copy of its
+	// state in each; a pipe in no scope runs nothing (its ports fail with ErrNoPipe). nil:
+	// one Pipeline in every pipe, or the k-th of several in pipe k.
+	PipeScopes [][]int
 	// Pipeline chooses between the interpreter and the generated pipeline Generated names
 	// (v1model programs; see Pipeline and GenerateGo). The zero value is PipelineAuto.
 	Pipeline Pipeline
@@ -255,13 +262,14 @@ type Switch struct {
 	f         smFields
 	digestIDs map[string]uint32
 	tna       *tnaState // set for TNA programs (tna.go)
-	// pipes is the number of pipes (Config.Pipes, at least 1); pipeObjs are the objects with
-	// a copy of their state in each pipe when pipes > 1 (pipes.go). The pipe whose copies the
-	// objects' fields show is c.pipe: 0 outside Process.
+	// pipes is the number of pipes of the chip (Config.Pipes, at least 1). With pipes > 1:
+	// pipeOf maps a pipe to the Pipeline it runs (an index of tnaPipes and groups), -1 for
+	// none; groups are each Pipeline's objects with a copy of their state in each pipe of its
+	// scope (pipes.go). tnaPipes are the Pipelines of a TNA program (one, or Switch(pa, pb,
+	// ...)); tna is tnaPipes[pipeOf[c.pipe]].
 	pipes    int
-	pipeObjs []perPipe
-	// tnaPipes are the Pipelines of a TNA program of several (Switch(pipe0, pipe1, ...)),
-	// tnaPipes[k] running in pipe k; tna is tnaPipes[c.pipe]. nil for one Pipeline.
+	pipeOf   []int
+	groups   []pipeGroup
 	tnaPipes []*tnaState
 	mem      memBudget // the state's memory against Config.MemoryLimit (memlimit.go)
 	// A v1model packet's state cleared when it starts: the headers, user and standard
@@ -348,7 +356,7 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	if cfg.MemoryLimit == 0 {
 		cfg.MemoryLimit = DefaultMemoryLimit()
 	}
-	npipes, err := pipeCount(cfg.Pipes, tna)
+	npipes, err := pipeCount(cfg, tna)
 	if err != nil {
 		return nil, err
 	}

@@ -156,7 +156,7 @@ func (cp *compiler) loadTNA() {
 		switch {
 		case sw.pipes == 1:
 			cp.fail(cp.checked.Main.P, "not supported by the netlock engine: %d pipes (the engine runs one pipe); a chip of more is Config.Pipes", len(pipes))
-		case len(pipes) > sw.pipes:
+		case len(pipes) > sw.pipes && sw.cfg.PipeScopes == nil:
 			cp.fail(cp.checked.Main.P, "not supported by the netlock engine: %d pipes on a chip of %d (Config.Pipes)", len(pipes), sw.pipes)
 		}
 		seen := map[string]bool{}
@@ -177,29 +177,42 @@ func (cp *compiler) loadTNA() {
 	}
 	// Every TNA program runs with Tofino's register rules.
 	sw.cfg.TofinoConstraints = true
-	var first *tnaState
-	for _, p := range pipes {
+	scopes, err := pipeScopes(sw.cfg.PipeScopes, len(pipes), sw.pipes)
+	if err != nil {
+		panic(compileError{err})
+	}
+	for k, p := range pipes {
 		t := &tnaState{portMeta: shared.portMeta, meterCol: shared.meterCol, loopback: shared.loopback}
-		if len(pipes) == 1 {
-			cp.loadTNAPipeline(p, t)
-			first = t
-			break
+		// The objects of the Pipeline: those its blocks create, and for a program of one
+		// Pipeline the top-level instances too.
+		var objs pipelineObjs
+		if len(pipes) > 1 {
+			objs = cp.objsMark()
 		}
-		tables, registers, counters, meters, profiles, valueSets := len(sw.tables), len(sw.registers), len(sw.counters), len(sw.meters), len(sw.profiles), len(sw.valueSets)
 		cp.loadTNAPipeline(p, t)
-		cp.pipelineNames(p.Name, sw.tables[tables:], sw.registers[registers:], sw.counters[counters:], sw.meters[meters:], sw.profiles[profiles:], sw.valueSets[valueSets:])
+		objs = cp.objsSince(objs)
+		if len(pipes) > 1 {
+			cp.pipelineNames(p.Name, objs)
+		}
 		sw.tnaPipes = append(sw.tnaPipes, t)
-		if first == nil {
-			first = t
+		if sw.pipes > 1 {
+			cp.splitPipes(scopes[k], objs)
 		}
 	}
-	sw.tna = first
-	cp.reserve(front.Pos{}, "a packet's state ("+strconv.Itoa(cp.nslots)+" slots)", uint64(cp.nslots), slotBytes)
-	if len(pipes) == 1 {
-		cp.splitPipes(cp.tnaDirRegs, cp.regActions)
-	} else {
-		sw.pipes = len(pipes) // the pipes that run a Pipeline; ports beyond are in none
+	sw.tna = sw.tnaPipes[0]
+	if sw.pipes > 1 {
+		sw.pipeOf = make([]int, sw.pipes)
+		for p := range sw.pipeOf {
+			sw.pipeOf[p] = -1
+		}
+		for k, sc := range scopes {
+			for _, p := range sc {
+				sw.pipeOf[p] = k
+			}
+		}
+		sw.c.pipe = sw.groups[0].home
 	}
+	cp.reserve(front.Pos{}, "a packet's state ("+strconv.Itoa(cp.nslots)+" slots)", uint64(cp.nslots), slotBytes)
 	sw.nslots = cp.nslots
 	sw.c.sw = sw
 }
@@ -331,11 +344,12 @@ func (s *Switch) SetPortMetadata(port int, data []byte) error {
 // timestamps of TNA programs); it never goes back (clockNs).
 func (s *Switch) nanos() uint64 { return s.clockNs() }
 
-// processTNA is Process for TNA programs. It leaves the objects in pipe 0 (pipes.go).
+// processTNA is Process for TNA programs. It leaves the objects in their home pipes
+// (pipes.go).
 func (s *Switch) processTNA(port int, data []byte) (*Result, error) {
 	res, err := s.runTNA(port, data)
-	if s.c.pipe != 0 {
-		s.enterPipe(0)
+	if s.pipes > 1 {
+		s.goHome()
 	}
 	return res, err
 }
