@@ -380,6 +380,10 @@ type Meter struct {
 	// one pipe), as Register.copies; inPipes is the scope.
 	copies  [][]meterState
 	inPipes []int
+	// entryCopies are a direct meter's cells of its table's entries in pipes 1 and up
+	// (Config.Pipes > 1; entry.meter is pipe 0's), kept out of the entry so that the entries
+	// of every table stay as small as with one pipe.
+	entryCopies map[*entry][]meterState
 }
 
 func (m *Meter) execute(c *ctx, i u128) uint64 {

@@ -36,8 +36,9 @@ import (
 // cost is one comparison per pass. Invariants: between passes, each Pipeline's objects show
 // the copy of the pipe pipeGroup.cur of their group, the group of pipeOf[ctx.pipe] has cur ==
 // ctx.pipe and Switch.tna is its Pipeline; outside Process every group is at its home, the
-// first pipe of its scope. Direct meters live in table entries: an entry holds pipe 0's in
-// its own field and pipe k's in entry.pipes[k-1], chosen by ctx.pipe on a hit. A direct
+// first pipe of its scope. A direct meter's cells are the table entries': an entry holds
+// pipe 0's in its own field, the Meter pipe k's in entryCopies[entry][k-1] (out of the
+// entry, whose size stays what it is with one pipe), chosen by ctx.pipe on a hit. A direct
 // counter is one count per entry for all pipes: the program cannot read a counter and the
 // API reads the sum of the pipes anyway, so per-pipe copies could not be told apart (and
 // would cost the table hit, shared with v1model programs, a branch: 3% of BenchmarkL3).
@@ -303,30 +304,23 @@ func (ra *regAction) usePipe(from, to int) {
 	ra.logIdx = ra.logCopies[to]
 }
 
-// entryPipe is a table entry's direct meter in a pipe other than pipe 0.
-type entryPipe struct {
-	meter *meterState
+// addEntry gives an entry of the direct meter's table its cells in pipes 1 and up
+// (Config.Pipes > 1; nothing for a nil meter or one pipe).
+func (m *Meter) addEntry(en *entry) {
+	if m == nil || m.sw.pipes <= 1 {
+		return
+	}
+	if m.entryCopies == nil {
+		m.entryCopies = map[*entry][]meterState{}
+	}
+	m.entryCopies[en] = make([]meterState, m.sw.pipes-1)
 }
 
-// newEntryPipes makes the direct meter of an entry in pipes 1 and up (nil with one pipe or
-// no direct meter).
-func (t *Table) newEntryPipes() []entryPipe {
-	if t.sw == nil || t.sw.pipes <= 1 || t.meter == nil {
-		return nil
+// removeEntry forgets a removed entry's cells.
+func (m *Meter) removeEntry(en *entry) {
+	if m != nil {
+		delete(m.entryCopies, en)
 	}
-	ps := make([]entryPipe, t.sw.pipes-1)
-	for i := range ps {
-		ps[i].meter = &meterState{}
-	}
-	return ps
-}
-
-// meterIn is the entry's direct meter in a pipe.
-func (en *entry) meterIn(pipe int) *meterState {
-	if pipe == 0 {
-		return en.meter
-	}
-	return en.pipes[pipe-1].meter
 }
 
 // pipesOf is the list of pipes an object has a copy in (nil: pipe 0 alone).

@@ -114,10 +114,6 @@ type entry struct {
 	bytes    uint64
 	meter    *meterState
 	api      Entry
-	// pipes are the direct meter's state in pipes 1 and up (Config.Pipes > 1; nil with one
-	// pipe or no direct meter); meter is pipe 0's. The direct counter (packets, bytes) is one
-	// count for every pipe (pipes.go).
-	pipes []entryPipe
 }
 
 // Table is a match-action table.
@@ -332,7 +328,6 @@ func (t *Table) convertDirect(e Entry) (*entry, error) {
 	if t.meter != nil {
 		en.meter = &meterState{}
 	}
-	en.pipes = t.newEntryPipes()
 	return en, nil
 }
 
@@ -412,6 +407,7 @@ func (t *Table) add(en *entry) {
 	t.entries = append(t.entries, nil)
 	copy(t.entries[i+1:], t.entries[i:])
 	t.entries[i] = en
+	t.meter.addEntry(en)
 	switch {
 	case t.lpmSingle():
 		t.lpmAdd(en)
@@ -450,6 +446,7 @@ func (t *Table) lpmAdd(en *entry) {
 func (t *Table) remove(i int) {
 	en := t.entries[i]
 	t.entries = append(t.entries[:i], t.entries[i+1:]...)
+	t.meter.removeEntry(en)
 	t.sw.mem.release(t.entryCost)
 	switch {
 	case t.lpmSingle():
@@ -564,6 +561,9 @@ func (t *Table) Clear() {
 		return
 	}
 	t.sw.mem.release(int64(len(t.entries)) * t.entryCost)
+	for _, en := range t.entries {
+		t.meter.removeEntry(en)
+	}
 	t.entries = nil
 	t.reindex()
 }
@@ -626,8 +626,8 @@ func (t *Table) SetMeter(e Entry, cfg MeterConfig) error {
 	now := t.sw.micros()
 	en = t.entries[i]
 	en.meter.set(cfg, now)
-	for k := range en.pipes {
-		en.pipes[k].meter.set(cfg, now)
+	for k := range t.meter.entryCopies[en] {
+		t.meter.entryCopies[en][k].set(cfg, now)
 	}
 	return nil
 }

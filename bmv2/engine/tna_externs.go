@@ -826,7 +826,11 @@ func (cp *compiler) tnaMeter(sc *scope, call *front.CallExpr, d *front.MethodDec
 		switch {
 		case m.direct:
 			if c.entry != nil && c.entry.meter != nil {
-				r = c.entry.meterIn(c.pipe).execute(c.sw.micros(), m.bytes, n)
+				ms := c.entry.meter
+				if c.pipe != 0 {
+					ms = &m.entryCopies[c.entry][c.pipe-1]
+				}
+				r = ms.execute(c.sw.micros(), m.bytes, n)
 			}
 		default:
 			i := idx(c)
