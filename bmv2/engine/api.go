@@ -32,20 +32,42 @@ func (k *Counter) Direct() bool { return k.direct }
 // Size is the number of cells of an indexed counter.
 func (k *Counter) Size() int { return len(k.Packets) }
 
-// Read returns cell i.
+// Read returns cell i, summed over the pipes when the counter has a copy in each
+// (Config.Pipes > 1; ReadPipe reads one).
 func (k *Counter) Read(i int) (packets, bytes uint64, err error) {
 	if i < 0 || i >= len(k.Packets) {
 		return 0, 0, fmt.Errorf("%w: counter %s index %d", ErrInvalid, k.Name, i)
 	}
-	return k.Packets[i], k.Bytes[i], nil
+	if k.pkCopies == nil {
+		return k.Packets[i], k.Bytes[i], nil
+	}
+	for p := range k.pkCopies {
+		if k.pkCopies[p] != nil {
+			packets += k.pkCopies[p][i]
+			bytes += k.byCopies[p][i]
+		}
+	}
+	return packets, bytes, nil
 }
 
-// Write sets cell i.
+// Write sets cell i. With a copy in several pipes (Config.Pipes > 1) the values go to the
+// home pipe (the first of Pipes()) and the other pipes' cells are zeroed, so that Read, which
+// sums the pipes, returns them.
 func (k *Counter) Write(i int, packets, bytes uint64) error {
 	if i < 0 || i >= len(k.Packets) {
 		return fmt.Errorf("%w: counter %s index %d", ErrInvalid, k.Name, i)
 	}
-	k.Packets[i], k.Bytes[i] = packets, bytes
+	if k.pkCopies == nil {
+		k.Packets[i], k.Bytes[i] = packets, bytes
+		return nil
+	}
+	for p := range k.pkCopies {
+		if k.pkCopies[p] != nil {
+			k.pkCopies[p][i], k.byCopies[p][i] = 0, 0
+		}
+	}
+	home := homeOf(k.inPipes)
+	k.pkCopies[home][i], k.byCopies[home][i] = packets, bytes
 	return nil
 }
 
@@ -55,12 +77,14 @@ func (m *Meter) Direct() bool { return m.direct }
 // Size is the number of cells of an indexed meter.
 func (m *Meter) Size() int { return len(m.cells) }
 
-// Reset makes cell i unconfigured again (every packet green).
+// Reset makes cell i unconfigured again (every packet green), in every pipe.
 func (m *Meter) Reset(i int) error {
 	if i < 0 || i >= len(m.cells) {
 		return fmt.Errorf("%w: meter %s index %d", ErrInvalid, m.Name, i)
 	}
-	m.cells[i] = meterState{}
+	for _, cs := range m.pipeCells() {
+		cs[i] = meterState{}
+	}
 	return nil
 }
 
@@ -92,7 +116,8 @@ func (t *Table) SetDirectCounter(key Entry, packets, bytes uint64) error {
 	return nil
 }
 
-// DirectMeter returns the direct meter configuration of an entry (nil: unconfigured).
+// DirectMeter returns the direct meter configuration of an entry (nil: unconfigured; pipe 0's
+// with Config.Pipes > 1).
 func (t *Table) DirectMeter(key Entry) (*MeterConfig, error) {
 	i, err := t.findKey(key)
 	if err != nil {

@@ -119,6 +119,11 @@ type Register struct {
 	cells []u128
 	c64   []uint64
 	c32   []uint32
+	// copies are the cells of each pipe of the register's Pipeline's scope, indexed by pipe
+	// (nil with a scope of one pipe): cells is the copy of the pipe its group is in
+	// (pipes.go). inPipes is the scope (nil: one pipe, pipe 0).
+	copies  [][]u128
+	inPipes []int
 	// Tofino-constraint bookkeeping: the register action of the current pass (its pass,
 	// action invocation, cell, reads and writes so far and where it started), and the gress
 	// that first used the register.
@@ -192,28 +197,37 @@ func (r *Register) set64(i, v uint64) {
 	r.Set64(i, v)
 }
 
-// Read returns cell i big-endian in ceil(Width/8) bytes.
-func (r *Register) Read(i int) ([]byte, error) {
-	if i < 0 || i >= r.Size() {
-		return nil, fmt.Errorf("register %s: index %d out of range", r.Name, i)
-	}
-	return r.cell(uint64(i)).toBytes(r.Width), nil
-}
+// Read returns cell i big-endian in ceil(Width/8) bytes: the cell of its home pipe, the first
+// of Pipes() (pipe 0 for a program of one Pipeline), when the register has a copy in several
+// (Config.Pipes > 1; ReadPipe reads another).
+func (r *Register) Read(i int) ([]byte, error) { return r.ReadPipe(homeOf(r.inPipes), i) }
 
-// Write sets cell i from a big-endian value (truncated to Width).
+// Write sets cell i from a big-endian value (truncated to Width), in every pipe.
 func (r *Register) Write(i int, v []byte) error {
 	if i < 0 || i >= r.Size() {
 		return fmt.Errorf("register %s: index %d out of range", r.Name, i)
 	}
-	r.setCell(uint64(i), fromBytes(v).trunc(r.Width))
+	v128 := fromBytes(v).trunc(r.Width)
+	if r.copies == nil {
+		r.setCell(uint64(i), v128)
+		return nil
+	}
+	for _, cs := range r.copies {
+		if cs != nil {
+			cs[i] = v128
+		}
+	}
 	return nil
 }
 
-// Reset zeroes every cell.
+// Reset zeroes every cell, in every pipe.
 func (r *Register) Reset() {
 	clear(r.cells)
 	clear(r.c64)
 	clear(r.c32)
+	for _, cs := range r.copies {
+		clear(cs)
+	}
 }
 
 // Gresses, for the Tofino-constraint check.
@@ -270,11 +284,17 @@ func (r *Register) access(c *ctx, idx u128, write bool, pos string) error {
 
 // Counter is an indexed or direct counter.
 type Counter struct {
-	Name    string
-	ID      uint32
-	direct  bool
+	Name   string
+	ID     uint32
+	direct bool
+	// Packets and Bytes are the cells of an indexed counter. With a copy in each pipe
+	// (Config.Pipes > 1) they are pipe 0's outside Process; Read sums the pipes.
 	Packets []uint64
 	Bytes   []uint64
+	// pkCopies and byCopies are Packets and Bytes of each pipe of the scope, indexed by pipe
+	// (nil with a scope of one pipe), as Register.copies; inPipes is the scope.
+	pkCopies, byCopies [][]uint64
+	inPipes            []int
 }
 
 func (k *Counter) count(i u128, n int) {
@@ -356,6 +376,14 @@ type Meter struct {
 	direct bool
 	bytes  bool
 	cells  []meterState
+	// copies are the cells of each pipe of the scope, indexed by pipe (nil with a scope of
+	// one pipe), as Register.copies; inPipes is the scope.
+	copies  [][]meterState
+	inPipes []int
+	// entryCopies are a direct meter's cells of its table's entries in pipes 1 and up
+	// (Config.Pipes > 1; entry.meter is pipe 0's), kept out of the entry so that the entries
+	// of every table stay as small as with one pipe.
+	entryCopies map[*entry][]meterState
 }
 
 func (m *Meter) execute(c *ctx, i u128) uint64 {
@@ -365,27 +393,34 @@ func (m *Meter) execute(c *ctx, i u128) uint64 {
 	return m.cells[i.lo].execute(c.sw.micros(), m.bytes, c.pktLen())
 }
 
-// SetRates configures cell i (all cells when i < 0).
+// SetRates configures cell i (all cells when i < 0), in every pipe.
 func (m *Meter) SetRates(i int, cfg MeterConfig) error {
 	now := m.sw.micros()
-	if i < 0 {
-		for k := range m.cells {
-			m.cells[k].set(cfg, now)
-		}
-		return nil
-	}
 	if i >= len(m.cells) {
 		return fmt.Errorf("meter %s: index %d out of range", m.Name, i)
 	}
-	m.cells[i].set(cfg, now)
+	for _, cs := range m.pipeCells() {
+		if i < 0 {
+			for k := range cs {
+				cs[k].set(cfg, now)
+			}
+			continue
+		}
+		cs[i].set(cfg, now)
+	}
 	return nil
 }
 
-// Rates returns the configuration of cell i, or nil if it is not configured.
+// Rates returns the configuration of cell i (pipe 0's with a copy in each pipe), or nil if it
+// is not configured.
 func (m *Meter) Rates(i int) *MeterConfig {
-	if i < 0 || i >= len(m.cells) || !m.cells[i].configured {
+	if i < 0 || i >= len(m.cells) {
 		return nil
 	}
-	c := *m.cells[i].cfg
+	cell := &m.pipeCells()[0][i]
+	if !cell.configured {
+		return nil
+	}
+	c := *cell.cfg
 	return &c
 }

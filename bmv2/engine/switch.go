@@ -82,6 +82,29 @@ type Config struct {
 	// TNARecirculationPort alone; an empty slice, no port. v1model programs recirculate with
 	// recirculate() instead and ignore it.
 	Loopback []int
+	// Pipes is the number of pipes of the chip, for TNA programs: 0 or 1 is one pipe holding
+	// every port; 2 or 4 are Tofino's multi-pipe chips, where port p is in pipe p>>7 (bits
+	// 8:7 of the 9-bit port: 0-127 pipe 0, 128-255 pipe 1, ...). A program of one Pipeline
+	// runs in every pipe, and each pipe has its own copy of the program's stateful objects
+	// (registers, indexed counters, meters, direct meters, direct registers); the table
+	// entries, default actions, value sets, port metadata, clone sessions and multicast groups
+	// are one set for all pipes (the control plane writes them symmetrically). A packet's
+	// ingress pass uses the state of the pipe of the port it arrived on (a resubmitted packet
+	// stays in it; one recirculated through a loopback port enters that port's pipe), its
+	// egress pass the state of the pipe of the port it leaves on. A program of several
+	// Pipelines (Switch(pa, pb, ...)) needs Pipes of at least their number and runs the k-th
+	// in pipe k, with its own objects, named with its prefix (pa.Ing.t). With Pipes > 1,
+	// Process and PacketOut on a port outside the pipes that run the program, and any packet
+	// sent to such a port, fail with ErrNoPipe. See pipes.go for the runtime API's reads and
+	// writes. Other values are an error from Load, and so is Pipes > 1 for a v1model program.
+	Pipes int
+	// PipeScopes, if not nil, gives the pipes each Pipeline of a TNA program runs in, as
+	// bf_switchd's configuration does (pipe_scope): PipeScopes[k] for the k-th Pipeline of
+	// Switch(...), each pipe in at most one scope (Open-Tofino's tna_32q_2pipe runs its two
+	// Pipelines as [][]int{{0, 2}, {1, 3}}). A Pipeline in several pipes has a copy of its
+	// state in each; a pipe in no scope runs nothing (its ports fail with ErrNoPipe). nil:
+	// one Pipeline in every pipe, or the k-th of several in pipe k.
+	PipeScopes [][]int
 	// Pipeline chooses between the interpreter and the generated pipeline Generated names
 	// (v1model programs; see Pipeline and GenerateGo). The zero value is PipelineAuto.
 	Pipeline Pipeline
@@ -191,6 +214,7 @@ type ctx struct {
 	gress         uint8  // gressIngress or gressEgress during a pass
 	plen          int
 	genArgs       []u128    // action data of the last Apply of generated code
+	pipe          int       // the pipe of the pass (Config.Pipes): whose state it uses
 	packer        BitPacker // generated code's hash and checksum inputs laid out at run time
 }
 
@@ -238,7 +262,16 @@ type Switch struct {
 	f         smFields
 	digestIDs map[string]uint32
 	tna       *tnaState // set for TNA programs (tna.go)
-	mem       memBudget // the state's memory against Config.MemoryLimit (memlimit.go)
+	// pipes is the number of pipes of the chip (Config.Pipes, at least 1). With pipes > 1:
+	// pipeOf maps a pipe to the Pipeline it runs (an index of tnaPipes and groups), -1 for
+	// none; groups are each Pipeline's objects with a copy of their state in each pipe of its
+	// scope (pipes.go). tnaPipes are the Pipelines of a TNA program (one, or Switch(pa, pb,
+	// ...)); tna is tnaPipes[pipeOf[c.pipe]].
+	pipes    int
+	pipeOf   []int
+	groups   []pipeGroup
+	tnaPipes []*tnaState
+	mem      memBudget // the state's memory against Config.MemoryLimit (memlimit.go)
 	// A v1model packet's state cleared when it starts: the headers, user and standard
 	// metadata [zeroLo, zeroHi) (allocated in that order) and the scratch slots from scratchLo
 	// on (initSM). 0, 0: the whole state (TNA).
@@ -288,6 +321,9 @@ type compiler struct {
 	flIndex       map[uint64]int
 	locOverride   map[front.Expr]loc
 	specs         map[string]*frame // actions specialized for constant arguments
+	// The TNA objects with per-pipe state that the Switch does not list (splitPipes).
+	tnaDirRegs []*tnaDirectReg
+	regActions []*regAction
 }
 
 func (cp *compiler) alloc(n int) int {
@@ -320,8 +356,12 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	if cfg.MemoryLimit == 0 {
 		cfg.MemoryLimit = DefaultMemoryLimit()
 	}
+	npipes, err := pipeCount(cfg, tna)
+	if err != nil {
+		return nil, err
+	}
 	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{},
-		mem: memBudget{limit: cfg.MemoryLimit}}
+		mem: memBudget{limit: cfg.MemoryLimit}, pipes: npipes}
 	cp := &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{},
 		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}, locOverride: map[front.Expr]loc{}, specs: map[string]*frame{}}
 	defer func() {

@@ -407,6 +407,7 @@ func (t *Table) add(en *entry) {
 	t.entries = append(t.entries, nil)
 	copy(t.entries[i+1:], t.entries[i:])
 	t.entries[i] = en
+	t.meter.addEntry(en)
 	switch {
 	case t.lpmSingle():
 		t.lpmAdd(en)
@@ -445,6 +446,7 @@ func (t *Table) lpmAdd(en *entry) {
 func (t *Table) remove(i int) {
 	en := t.entries[i]
 	t.entries = append(t.entries[:i], t.entries[i+1:]...)
+	t.meter.removeEntry(en)
 	t.sw.mem.release(t.entryCost)
 	switch {
 	case t.lpmSingle():
@@ -559,6 +561,9 @@ func (t *Table) Clear() {
 		return
 	}
 	t.sw.mem.release(int64(len(t.entries)) * t.entryCost)
+	for _, en := range t.entries {
+		t.meter.removeEntry(en)
+	}
 	t.entries = nil
 	t.reindex()
 }
@@ -601,7 +606,7 @@ func (t *Table) Default() (string, [][]byte) {
 	return a.Name, args
 }
 
-// SetMeter configures the direct meter of the entry with e's key.
+// SetMeter configures the direct meter of the entry with e's key, in every pipe.
 func (t *Table) SetMeter(e Entry, cfg MeterConfig) error {
 	if t.meter == nil {
 		return fmt.Errorf("%w: table %s has no direct meter", ErrInvalid, t.Name)
@@ -618,7 +623,12 @@ func (t *Table) SetMeter(e Entry, cfg MeterConfig) error {
 	if i < 0 {
 		return fmt.Errorf("%w: entry in table %s", ErrNotFound, t.Name)
 	}
-	t.entries[i].meter.set(cfg, t.sw.micros())
+	now := t.sw.micros()
+	en = t.entries[i]
+	en.meter.set(cfg, now)
+	for k := range t.meter.entryCopies[en] {
+		t.meter.entryCopies[en][k].set(cfg, now)
+	}
 	return nil
 }
 

@@ -8,8 +8,10 @@ import (
 	"github.com/netlock-go/netlock/bmv2/front"
 )
 
-// This file runs TNA programs (arch/tna.p4): one pipe of six blocks, with the Tofino packet
-// path as p4c's Tofino model in p4testgen and Intel's TNA documentation describe it.
+// This file runs TNA programs (arch/tna.p4): one Pipeline of six blocks, with the Tofino
+// packet path as p4c's Tofino model in p4testgen and Intel's TNA documentation describe it.
+// The chip may have several pipes running the Pipeline, each with its own copy of the state
+// (Config.Pipes, pipes.go): a pass runs in the pipe of its port.
 //
 // Ingress: the ingress parser sees ingress_intrinsic_metadata_t (64 bits: resubmit_flag,
 // ingress_port, ingress_mac_tstamp), then 64 bits of port metadata (SetPortMetadata) or, for
@@ -136,7 +138,11 @@ func (l prefixLayout) put(b []byte, name string, v uint64) {
 	}
 }
 
-// loadTNA compiles the pipe of a TNA program (called by Load after the shared setup).
+// loadTNA compiles the Pipelines of a TNA program (called by Load after the shared setup):
+// one Pipeline runs in every pipe of the chip, each pipe with its own copy of the state
+// (splitPipes); several Pipelines (Switch(pipe0, pipe1, ...)) run one in each pipe, pipe k
+// the k-th, each with its own objects, named with the Pipeline's control-plane prefix
+// (front.TNAPipe.Name).
 func (cp *compiler) loadTNA() {
 	if cp.checked.TofinoGeneration() == 2 {
 		cp.fail(cp.checked.Main.P, "not supported by the netlock engine: a Tofino 2 program (t2na.p4, or tna.p4 with __TARGET_TOFINO__ 2); the engine runs Tofino 1's TNA")
@@ -146,20 +152,74 @@ func (cp *compiler) loadTNA() {
 	if err != nil {
 		cp.fail(cp.checked.Main.P, "%v", err)
 	}
-	if len(pipes) != 1 {
-		cp.fail(cp.checked.Main.P, "not supported by the netlock engine: %d pipes (the engine runs one pipe)", len(pipes))
+	if len(pipes) > 1 {
+		switch {
+		case sw.pipes == 1:
+			cp.fail(cp.checked.Main.P, "not supported by the netlock engine: %d pipes (the engine runs one pipe); a chip of more is Config.Pipes", len(pipes))
+		case len(pipes) > sw.pipes && sw.cfg.PipeScopes == nil:
+			cp.fail(cp.checked.Main.P, "not supported by the netlock engine: %d pipes on a chip of %d (Config.Pipes)", len(pipes), sw.pipes)
+		}
+		seen := map[string]bool{}
+		for _, p := range pipes {
+			if seen[p.Name] {
+				cp.fail(cp.checked.Main.P, "not supported by the netlock engine: Pipeline %s in two pipes of Switch (one Pipeline in every pipe is Switch(%s) with Config.Pipes)", p.Name, p.Name)
+			}
+			seen[p.Name] = true
+		}
 	}
-	p := pipes[0]
-	t := &tnaState{portMeta: map[int][]byte{}, meterCol: map[*Meter][3]uint64{}, loopback: map[int]bool{}}
-	sw.tna = t
+	// What the pipes share: port metadata, loopback ports, meter colours.
+	shared := &tnaState{portMeta: map[int][]byte{}, meterCol: map[*Meter][3]uint64{}, loopback: map[int]bool{}}
 	if sw.cfg.Loopback == nil {
-		t.loopback[TNARecirculationPort] = true
+		shared.loopback[TNARecirculationPort] = true
 	}
 	for _, port := range sw.cfg.Loopback {
-		t.loopback[port] = true
+		shared.loopback[port] = true
 	}
 	// Every TNA program runs with Tofino's register rules.
 	sw.cfg.TofinoConstraints = true
+	scopes, err := pipeScopes(sw.cfg.PipeScopes, len(pipes), sw.pipes)
+	if err != nil {
+		panic(compileError{err})
+	}
+	for k, p := range pipes {
+		t := &tnaState{portMeta: shared.portMeta, meterCol: shared.meterCol, loopback: shared.loopback}
+		// The objects of the Pipeline: those its blocks create, and for a program of one
+		// Pipeline the top-level instances too.
+		var objs pipelineObjs
+		if len(pipes) > 1 {
+			objs = cp.objsMark()
+		}
+		cp.loadTNAPipeline(p, t)
+		objs = cp.objsSince(objs)
+		if len(pipes) > 1 {
+			cp.pipelineNames(p.Name, objs)
+		}
+		sw.tnaPipes = append(sw.tnaPipes, t)
+		if sw.pipes > 1 {
+			cp.splitPipes(scopes[k], objs)
+		}
+	}
+	sw.tna = sw.tnaPipes[0]
+	if sw.pipes > 1 {
+		sw.pipeOf = make([]int, sw.pipes)
+		for p := range sw.pipeOf {
+			sw.pipeOf[p] = -1
+		}
+		for k, sc := range scopes {
+			for _, p := range sc {
+				sw.pipeOf[p] = k
+			}
+		}
+		sw.c.pipe = sw.groups[0].home
+	}
+	cp.reserve(front.Pos{}, "a packet's state ("+strconv.Itoa(cp.nslots)+" slots)", uint64(cp.nslots), slotBytes)
+	sw.nslots = cp.nslots
+	sw.c.sw = sw
+}
+
+// loadTNAPipeline compiles the six blocks of one Pipeline into t.
+func (cp *compiler) loadTNAPipeline(p *front.TNAPipe, t *tnaState) {
+	cp.sw.tna = t  // the blocks' closures capture the Pipeline's state
 	cp.tnaRules(p) // tna_rules.go: refuse what a Tofino cannot run
 
 	structNamed := func(name string) *front.StructType {
@@ -264,9 +324,6 @@ func (cp *compiler) loadTNA() {
 	t.egParser = bind(p.EgressParser, []int{-1, egHdr, egMeta, egIntr, egPrsr, egDprsr})
 	t.egress = bind(p.Egress, []int{egHdr, egMeta, egIntr, egPrsr, egDprsr, egOport})
 	t.egDeparser = bind(p.EgressDeparser, []int{-1, egHdr, egMeta, egDprsr, egIntr, egPrsr})
-	cp.reserve(front.Pos{}, "a packet's state ("+strconv.Itoa(cp.nslots)+" slots)", uint64(cp.nslots), slotBytes)
-	sw.nslots = cp.nslots
-	sw.c.sw = sw
 }
 
 // SetPortMetadata sets the port metadata (phase 0 data) the ingress parser of a TNA program
@@ -287,8 +344,18 @@ func (s *Switch) SetPortMetadata(port int, data []byte) error {
 // timestamps of TNA programs); it never goes back (clockNs).
 func (s *Switch) nanos() uint64 { return s.clockNs() }
 
-// processTNA is Process for TNA programs.
+// processTNA is Process for TNA programs. It leaves the objects in their home pipes
+// (pipes.go).
 func (s *Switch) processTNA(port int, data []byte) (*Result, error) {
+	res, err := s.runTNA(port, data)
+	if s.pipes > 1 {
+		s.goHome()
+	}
+	return res, err
+}
+
+// runTNA runs a packet and every packet it causes through the pipes.
+func (s *Switch) runTNA(port int, data []byte) (*Result, error) {
 	s.free = append(s.free, s.used...)
 	s.used = s.used[:0]
 	s.res.Out = s.res.Out[:0]
@@ -358,7 +425,13 @@ func payloadStart(cur, prefix, frame int) int {
 	return min(max((cur+7)/8-prefix, 0), frame)
 }
 
+// tnaIngressPass runs the ingress of the pipe of p.inPort.
 func (s *Switch) tnaIngressPass(p *packet) error {
+	if s.pipes > 1 {
+		if err := s.enterPortPipe(p.inPort); err != nil {
+			return err
+		}
+	}
 	t := s.tna
 	c := s.beginPass(p)
 	c.gress = gressIngress
@@ -435,34 +508,38 @@ func (s *Switch) tnaIngressPass(p *packet) error {
 	}
 	bypass := p.s[t.tmBypass]&1 != 0
 	if port := p.s[t.tmUcast]; port < tnaUnset {
-		s.tnaForward(out, int(port), 0, false, bypass)
+		if err := s.tnaForward(out, int(port), 0, false, bypass); err != nil {
+			return err
+		}
 	}
 	for _, g := range []uint64{p.s[t.tmMcastA], p.s[t.tmMcastB]} {
 		if g == 0 {
 			continue
 		}
 		for i, rep := range s.replicas(int(g)) {
-			s.tnaForward(out, rep.Port, uint64(rep.Rid), i == 0, bypass)
+			if err := s.tnaForward(out, rep.Port, uint64(rep.Rid), i == 0, bypass); err != nil {
+				return err
+			}
 		}
 	}
 	if p.s[t.tmCopyToCPU]&1 != 0 && s.cfg.CPUPort != 0 {
-		s.tnaForward(out, s.cfg.CPUPort, 0, false, bypass)
+		return s.tnaForward(out, s.cfg.CPUPort, 0, false, bypass)
 	}
 	return nil
 }
 
 // tnaForward hands a copy of frame to egress for port, or sends it out when egress is
 // bypassed.
-func (s *Switch) tnaForward(frame []byte, port int, rid uint64, first, bypass bool) {
+func (s *Switch) tnaForward(frame []byte, port int, rid uint64, first, bypass bool) error {
 	if bypass {
-		s.tnaEmit(port, frame)
-		return
+		return s.tnaEmit(port, frame)
 	}
 	q := s.newPacket()
 	q.data = append(q.data, frame...)
 	q.egressPort = port
 	q.tna = tnaPacket{rid: rid, ridFirst: first}
 	s.egressQ = append(s.egressQ, q)
+	return nil
 }
 
 // tnaMirror sends hdr+frame to the destinations of a mirror session, through egress; an
@@ -496,27 +573,40 @@ func (s *Switch) tnaMirror(session uint32, hdr, frame []byte, inPort int) {
 }
 
 // tnaEmit sends a frame out of port (the CPU port makes it a packet-in; a port in loopback
-// mode recirculates it: it enters the ingress again, received on that port).
-func (s *Switch) tnaEmit(port int, frame []byte) {
+// mode recirculates it: it enters the ingress again, received on that port). A port outside
+// the pipes (Config.Pipes > 1) is an error wrapping ErrNoPipe.
+func (s *Switch) tnaEmit(port int, frame []byte) error {
+	if s.pipes > 1 {
+		if _, err := s.portPipe(port); err != nil {
+			return err
+		}
+	}
 	if s.tna.loopback[port] {
 		q := s.newPacket()
 		q.data = append(q.data, frame...)
 		q.inPort = port
 		q.tna = tnaPacket{}
 		s.ingressQ = append(s.ingressQ, q)
-		return
+		return nil
 	}
 	if s.cfg.CPUPort != 0 && port == s.cfg.CPUPort {
 		s.res.PacketIn = append(s.res.PacketIn, frame)
 		if s.cfg.OnPacketIn != nil {
 			s.cfg.OnPacketIn(frame)
 		}
-		return
+		return nil
 	}
 	s.res.Out = append(s.res.Out, Output{Port: port, Data: frame})
+	return nil
 }
 
+// tnaEgressPass runs the egress of the pipe of p.egressPort.
 func (s *Switch) tnaEgressPass(p *packet) error {
+	if s.pipes > 1 {
+		if err := s.enterPortPipe(p.egressPort); err != nil {
+			return err
+		}
+	}
 	t := s.tna
 	c := s.beginPass(p)
 	c.gress = gressEgress
@@ -565,8 +655,7 @@ func (s *Switch) tnaEgressPass(p *packet) error {
 	if drop&1 != 0 {
 		return nil
 	}
-	s.tnaEmit(p.egressPort, out)
-	return nil
+	return s.tnaEmit(p.egressPort, out)
 }
 
 // posString is a source position for error messages.

@@ -26,6 +26,8 @@ type regAction struct {
 	hasRV  bool
 	body   stmtFn
 	logIdx uint64 // the next cell of execute_log
+	// logCopies hold logIdx of the pipes not running (Config.Pipes > 1; pipes.go).
+	logCopies []uint64
 }
 
 // regField is one scalar of a register action's value and its bits in the register cell (the
@@ -38,6 +40,9 @@ type tnaDirectReg struct {
 	width int
 	init  u128
 	cells map[*entry]u128
+	// copies are the cells of each pipe (Config.Pipes > 1; nil with one pipe): cells is
+	// copies[ctx.pipe] (pipes.go).
+	copies []map[*entry]u128
 }
 
 // regParam is a RegisterParam: its initial value (the control plane cannot set it here).
@@ -253,13 +258,16 @@ func (cp *compiler) tnaInstance(sc *scope, d *front.InstanceDecl, t *front.Exter
 		sw.registers = append(sw.registers, r)
 		return r
 	case "RegisterAction", "DirectRegisterAction":
-		return cp.newRegAction(sc, d, name)
+		ra := cp.newRegAction(sc, d, name)
+		cp.regActions = append(cp.regActions, ra)
+		return ra
 	case "DirectRegister":
 		w := front.WidthOf(t.Args[0])
 		if w <= 0 || w > 128 {
 			cp.fail(d.P, "not supported by the netlock engine: direct register %s of %s", d.Name, t.Args[0])
 		}
 		dr := &tnaDirectReg{width: w, cells: map[*entry]u128{}}
+		cp.tnaDirRegs = append(cp.tnaDirRegs, dr)
 		if len(d.Args) > 0 {
 			if v, ok := cp.registerInit(sc, arg(0), t.Args[0]); ok {
 				dr.init = v
@@ -818,7 +826,11 @@ func (cp *compiler) tnaMeter(sc *scope, call *front.CallExpr, d *front.MethodDec
 		switch {
 		case m.direct:
 			if c.entry != nil && c.entry.meter != nil {
-				r = c.entry.meter.execute(c.sw.micros(), m.bytes, n)
+				ms := c.entry.meter
+				if c.pipe != 0 {
+					ms = &m.entryCopies[c.entry][c.pipe-1]
+				}
+				r = ms.execute(c.sw.micros(), m.bytes, n)
 			}
 		default:
 			i := idx(c)

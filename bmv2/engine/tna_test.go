@@ -88,7 +88,7 @@ func (s tnaSrc) text() string {
 }
 
 // loadTNA checks and loads a program from source; the clock advances 1 us per reading.
-func loadTNA(t *testing.T, src string, cfg Config) (*Switch, error) {
+func loadTNA(t testing.TB, src string, cfg Config) (*Switch, error) {
 	t.Helper()
 	checked, err := front.LoadWith("tna.p4", func(p string) ([]byte, error) {
 		if p == "tna.p4" {
