@@ -56,8 +56,9 @@ import (
 //     wherever they ran.
 //   - Register reads return the home pipe's cell (Register.Read: pipe 0's for a program of
 //     one Pipeline), meter reads its configuration (Meter.Rates; Table.DirectMeter: pipe
-//     0's). Pipe 0 holds the recirculation port 68 and the CPU port; a test that needs
-//     another pipe's cell names it.
+//     0's). Pipe 0 holds the recirculation port 68 (the CPU port may be another pipe's:
+//     192 on a 2-pipe Tofino 1, 255 in the netlock tests); a test that needs another pipe's
+//     cell names it.
 //   - Register.ReadPipe, Register.WritePipe, Counter.ReadPipe and Counter.WritePipe read and
 //     write one pipe's copy; Pipes lists the pipes an object has a copy in.
 // With Pipes <= 1 every call behaves as before pipes existed.

@@ -586,11 +586,12 @@ struct metadata_t {
     /* Order comparisons of two fields, for a gateway (which compares fields for equality
      * only): a > b as (a |-| b) != 0, the saturating difference computed here first. One
      * field for the passes that compare, which exclude each other: the writing pass's and the
-     * retry walk's grant number against the counter's low half, the third probe pass's against
-     * the admin value's, tbase's value against the counter (by the high halves where they
-     * differ, else by the low halves), and the first probe pass's slot (the offset asked for
-     * widened, added to the head's; then meta.size widened, and p_o minus that: probe_wrap):
-     * a field of its own for each would not fit the PHV (bf-p4c, 2026-11-30). */
+     * retry walk's grant number against the counter's low half, tbase's value against the
+     * counter (by the high halves where they differ, else by the low halves), and the first
+     * probe pass's slot (the offset asked for widened, added to the head's; then meta.size
+     * widened, and p_o minus that: probe_wrap, in every pass): a field of its own for each
+     * would not fit the PHV (bf-p4c, 2026-11-30, Tofino 1 as one program). The third probe
+     * pass's comparison has its own (gt3). */
     bit<32> gt;
     bit<32> gt3;       /* the third admin probe pass's comparison (gt_slot_val), computed in
                         * every pass before the decisions: a field of its own, as meta.gt is
@@ -4615,8 +4616,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * the four dependent steps in the if held back every table after the heads until they
          * were placed (four stages, 2026-12-01, the fold's trial: docs/dataplane.md, "Where
          * it stands"). The steps write meta.p_o, which nothing else writes, and meta.gt, which
-         * every other reader writes first in its own branch (gt_seq_cnt, gt_slot_cnt,
-         * gt_slot_val, the token base's test; next_step tests it only after the token base's).
+         * every other reader writes first in its own branch (gt_seq_cnt, gt_slot_cnt, the
+         * token base's test; next_step tests it only after the token base's).
          * With size 0 the steps leave p_o as it is (p_o - 0 = p_o), and the if writes
          * nothing. */
         /* the head's offset (its low 15 bits) widened by one hash: a 15-bit field written by
