@@ -469,12 +469,17 @@ func (w *phvWalk) path(e front.Expr) (p, root string, ok bool) {
 	return "", "", false
 }
 
-// ProgramEstimate is the estimate of a TNA program's first pipe under one generation's
-// resources. The stage figures are the larger of the ingress's and the egress's (they share the
+// ProgramEstimate is the estimate of one Pipeline of a TNA program under one generation's
+// resources (a pipe of the chip runs it, with its own stages, logical tables, stateful ALUs
+// and PHV). The stage figures are the larger of the ingress's and the egress's (they share the
 // pipe's stages), the stateful ALUs and SRAM blocks their sums; PHV is each gress's demand
 // (ingress first).
 type ProgramEstimate struct {
-	Res                                Resources
+	Res Resources
+	// Pipeline is the Pipeline's name (front.TNAPipe.Name), its index in Switch's arguments
+	// Index.
+	Pipeline                           string
+	Index                              int
 	Ingress, Egress                    *Layout
 	Floor, FloorStages, Folded, Placed int // Layout's Floor, FloorStages, FoldedStages, Stages
 	SALUs, Blocks                      int
@@ -508,13 +513,42 @@ func pipeOf(c *front.Checked) (*front.TNAPipe, error) {
 	return pipes[0], nil
 }
 
-// EstimateProgram analyzes the first pipe of c (a checked TNA program) under res.
+// EstimateProgram analyzes the first Pipeline of c (a checked TNA program) under res: the
+// program's one Pipeline, which bf-p4c's binary loads into every pipe (EstimatePipelines
+// analyzes each of a program of several).
 func EstimateProgram(c *front.Checked, res Resources) (*ProgramEstimate, error) {
 	p, err := pipeOf(c)
 	if err != nil {
 		return nil, err
 	}
-	e := &ProgramEstimate{Res: res}
+	return estimatePipe(c, p, 0, res)
+}
+
+// EstimatePipelines analyzes every Pipeline of c's Switch (a checked TNA program) under res,
+// in Switch's order: each runs in a pipe of its own (Switch(pipe0, pipe1), bf_switchd's pipe
+// scopes), with its own resources, so each is estimated as a whole pipe.
+func EstimatePipelines(c *front.Checked, res Resources) ([]*ProgramEstimate, error) {
+	pipes, err := c.TNAPipes()
+	if err != nil {
+		return nil, err
+	}
+	if len(pipes) == 0 {
+		return nil, fmt.Errorf("the program has no pipe")
+	}
+	var es []*ProgramEstimate
+	for i, p := range pipes {
+		e, err := estimatePipe(c, p, i, res)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline %s: %w", p.Name, err)
+		}
+		es = append(es, e)
+	}
+	return es, nil
+}
+
+// estimatePipe analyzes pipeline p, the i-th of c's Switch, under res.
+func estimatePipe(c *front.Checked, p *front.TNAPipe, i int, res Resources) (*ProgramEstimate, error) {
+	e := &ProgramEstimate{Res: res, Pipeline: p.Name, Index: i}
 	for i, b := range []front.Block{p.Ingress, p.Egress} {
 		l, err := Analyze(b.Control, res)
 		if err != nil {

@@ -443,3 +443,49 @@ control Ingress(`
 		t.Errorf("one instance applied: %d operations", len(l.Ops))
 	}
 }
+
+// TestEstimatePipelines: a program of two Pipelines is estimated pipe by pipe (each runs in a
+// pipe of its own), in Switch's order; EstimateProgram is the first's.
+func TestEstimatePipelines(t *testing.T) {
+	locals := `
+    action s1() { meta.a = meta.b + 1; }
+    action s2() { meta.c = meta.a + 1; }
+    action s3() { meta.d = meta.c + 1; }`
+	src := program(locals, "        s1(); s2(); s3();")
+	const one = "Pipeline(IgParser(), Ingress(), IgDeparser(), EgParser(), Egress(), EgDeparser()) pipe;\nSwitch(pipe) main;\n"
+	if !strings.Contains(src, one) {
+		t.Fatal("the test program's Switch is not where it was")
+	}
+	// A second ingress, one step: the first's control under another name, with one call.
+	i := strings.Index(src, "control Ingress(")
+	j := strings.Index(src, "control IgDeparser(")
+	second := strings.Replace(strings.Replace(src[i:j], "control Ingress(", "control Ingress2(", 1), "s1(); s2(); s3();", "s1();", 1)
+	src = src[:j] + second + src[j:]
+	src = strings.Replace(src, one, `Pipeline(IgParser(), Ingress(), IgDeparser(), EgParser(), Egress(), EgDeparser()) pa;
+Pipeline(IgParser(), Ingress2(), IgDeparser(), EgParser(), Egress(), EgDeparser()) pb;
+Switch(pa, pb) main;
+`, 1)
+	c := checkedProgram(t, src)
+	es, err := EstimatePipelines(c, Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 {
+		t.Fatalf("%d estimates, want 2", len(es))
+	}
+	for k, want := range []struct {
+		name  string
+		chain int
+	}{{"pa", 3}, {"pb", 1}} {
+		if e := es[k]; e.Pipeline != want.name || e.Index != k || e.Chain != want.chain {
+			t.Errorf("estimate %d: pipeline %q (index %d), critical path %d; want %q, %d", k, e.Pipeline, e.Index, e.Chain, want.name, want.chain)
+		}
+	}
+	first, err := EstimateProgram(c, Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Pipeline != "pa" || first.Chain != es[0].Chain || first.LogicalTotal() != es[0].LogicalTotal() {
+		t.Errorf("EstimateProgram: pipeline %q, critical path %d, %d logical tables; want pa's %d, %d", first.Pipeline, first.Chain, first.LogicalTotal(), es[0].Chain, es[0].LogicalTotal())
+	}
+}

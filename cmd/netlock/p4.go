@@ -97,7 +97,7 @@ func init() {
 	var chain bool
 	tofinoCmd := &cobra.Command{
 		Use:   "tofino FILE.p4",
-		Short: "Estimate a TNA program's Tofino stages, stateful ALUs, SRAM, PHV demand, super clusters and clusters of operands (not the compiler: docs/dataplane.md)",
+		Short: "Estimate a TNA program's Tofino stages, stateful ALUs, SRAM, PHV demand, super clusters and clusters of operands, each Pipeline's (not the compiler: docs/dataplane.md)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, ok := map[string]tofino.Resources{"tofino": tofino.Tofino1, "tofino2": tofino.Tofino2}[target]
@@ -108,13 +108,19 @@ func init() {
 			if err != nil {
 				return err
 			}
-			est, err := tofino.EstimateProgram(prog, res)
+			ests, err := tofino.EstimatePipelines(prog, res)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			fmt.Fprint(cmd.OutOrStdout(), est.Text())
-			if chain {
-				fmt.Fprint(cmd.OutOrStdout(), est.ChainText())
+			for _, est := range ests {
+				if len(ests) > 1 {
+					// A program of several Pipelines: each in a pipe of its own.
+					fmt.Fprintf(cmd.OutOrStdout(), "pipeline %s (Switch's argument %d):\n", est.Pipeline, est.Index)
+				}
+				fmt.Fprint(cmd.OutOrStdout(), est.Text())
+				if chain {
+					fmt.Fprint(cmd.OutOrStdout(), est.ChainText())
+				}
 			}
 			if len(passFlags) > 0 {
 				passes, err := tofino.IngressPassPHV(prog, passFlags)
@@ -129,7 +135,7 @@ func init() {
 	tofinoCmd.Flags().StringVar(&target, "target", "tofino", "tofino (Tofino 1) or tofino2")
 	tofinoCmd.Flags().BoolVar(&chain, "chain", false, "print the critical path of the table dependency graph, a table a line")
 	tofinoCmd.Flags().StringSliceVar(&passFlags, "pass-flags", nil,
-		"the ingress's kinds of pass: exclusive 1-bit variables of its apply block (FLAG), or values of one variable (VAR=N or VAR=CONST): the critical path and PHV demand of each pass (with --chain, each pass's chain)")
+		"the ingress's kinds of pass (the first Pipeline's): exclusive 1-bit variables of its apply block (FLAG), or values of one variable (VAR=N or VAR=CONST): the critical path and PHV demand of each pass (with --chain, each pass's chain)")
 	p4.AddCommand(tofinoCmd)
 	addCommand(p4)
 }
