@@ -357,6 +357,7 @@ func (c *checker) tnaPipelineRules() {
 				c.tnaSharedCounters(b)
 				c.tnaTableExterns(b)
 				c.tnaActionAnswers(b)
+				c.tnaAnswerSlots(b)
 				c.tnaGatewayConditions(b)
 				c.tnaImmediateBits(b)
 				c.tnaTableImmediateBits(b)

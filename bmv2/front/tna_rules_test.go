@@ -1551,3 +1551,60 @@ func TestTNATypedResubmit(t *testing.T) {
 		}
 	}
 }
+
+// TestTNAAnswerSlots: a register's answers in one table share an action bus slot, which bfas
+// refuses to a 16-bit and a 32-bit container both ("action bus slice (0..31) can't fit in a
+// single slot for 16 bit access", p4c 34b86e9, Tofino 2, 2026-12-01: a 1-bit answer in a
+// 16-bit container beside a 32-bit read, and a 1-bit answer in a 32-bit one beside 16 bits);
+// it took 1-bit answers in 8-bit containers beside 32-bit reads (tnaAnswerSlots' comment).
+func TestTNAAnswerSlots(t *testing.T) {
+	const decls = `bit<1> ok;
+    bit<16> half;
+    bit<32> w32;
+    Register<bit<32>, bit<10>>(1024) r;
+    RegisterAction<bit<32>, bit<10>, bit<32>>(r) rd = { void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };
+    RegisterAction<bit<32>, bit<10>, bit<1>>(r) cmp = { void apply(inout bit<32> v, out bit<1> rv) { rv = (bit<1>)(v == 7 ? 1w1 : 1w0); } };
+    RegisterAction<bit<32>, bit<10>, bit<16>>(r) rd16 = { void apply(inout bit<32> v, out bit<16> rv) { rv = v[15:0]; } };
+    action a_rd() { md.val = rd.execute(md.idx[9:0]); }
+    action a_rd_too() { md.idx = rd.execute(md.idx[9:0]); }
+    action a_cmp() { ok = cmp.execute(md.idx[9:0]); }
+    action a_cmp_slice() { w32[0:0] = cmp.execute(md.idx[9:0]); }
+    action a_rd16() { half = rd16.execute(md.idx[9:0]); }
+`
+	for _, tc := range []struct {
+		name string
+		pins string
+		acts []string
+		warn bool
+	}{
+		{"a 1-bit answer beside a 32-bit read", "", []string{"a_rd", "a_cmp"}, true},
+		{"the same, the 1-bit answer pinned to 32", `@pa_container_size("ingress", "ok", 32)`, []string{"a_rd", "a_cmp"}, false},
+		{"the same, the 1-bit answer pinned to 8", `@pa_container_size("ingress", "ok", 8)`, []string{"a_rd", "a_cmp"}, false},
+		{"the same, the 1-bit answer pinned to 16", `@pa_container_size("ingress", "ok", 16)`, []string{"a_rd", "a_cmp"}, true},
+		{"a 16-bit answer beside a 32-bit read", "", []string{"a_rd", "a_rd16"}, true},
+		{"two 32-bit reads", "", []string{"a_rd", "a_rd_too"}, false},
+		{"a 1-bit answer into a 32-bit field's slice beside a 32-bit read", "", []string{"a_rd", "a_cmp_slice"}, false},
+		{"a 1-bit answer pinned to 16 beside a 16-bit read", `@pa_container_size("ingress", "ok", 16)`, []string{"a_rd16", "a_cmp"}, false},
+		{"a 1-bit answer alone", "", []string{"a_cmp"}, false},
+	} {
+		src := strings.Replace(tableProgram(decls, tc.acts), "control Ing(", tc.pins+"\ncontrol Ing(", 1)
+		for _, gen := range []string{"1", "2"} {
+			c, err := loadMain(src, gen)
+			if err != nil {
+				t.Fatalf("%s (Tofino %s): %v", tc.name, gen, err)
+			}
+			var got []string
+			for _, w := range c.Warnings {
+				if strings.Contains(w.Msg, tnaAnswerSlotMsg) {
+					got = append(got, w.Msg)
+				}
+			}
+			if tc.warn != (len(got) == 1) || len(got) > 1 {
+				t.Errorf("%s (Tofino %s): warned %q, want a warning %v", tc.name, gen, got, tc.warn)
+			}
+			if tc.warn && len(got) == 1 && !strings.Contains(got[0], "in table t, the answers of register r ") {
+				t.Errorf("%s (Tofino %s): %q does not name table t and register r", tc.name, gen, got[0])
+			}
+		}
+	}
+}

@@ -620,6 +620,8 @@ struct metadata_t {
     bit<16> dv;        /* lk_done: the done slots after the update */
     bit<1>  ov;
     bit<1>  grant;
+    bit<1>  compat;    /* a try's check at lk_state (st_check_s, st_check_x: 1 if it would be
+                        * granted); metadata, not a local, for its @pa_container_size */
     bit<1>  nhold0;
     bit<1>  xheld;
     bit<32> tok_lo;
@@ -1108,6 +1110,12 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * 32-bit container beside meta.valid, 2026-12-01). */
 @pa_container_size("ingress", "meta.took0", 16)
 @pa_container_size("ingress", "meta.took1", 16)
+/* And lk_state's: the take's and the check's 1-bit answers (state_take_s, state_take_x) in 8-bit
+ * containers, where the allocator put them beside the 32-bit reads of state_rel and state_hic
+ * and bfas took it (2026-12-01); a 16-bit container there is what it refuses. The front end
+ * warns of a table whose register's answers are not so pinned (tnaAnswerSlots). */
+@pa_container_size("ingress", "meta.grant", 8)
+@pa_container_size("ingress", "meta.compat", 8)
 control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                        in ingress_intrinsic_metadata_t ig_md,
                        in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
@@ -1709,11 +1717,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * a stage more to bf-p4c). */
     bit<32> hi;
     bit<32> hi3;   /* the third admin probe pass's, from ADM_HI: computed before the decisions */
-    /* acq_go: an acquire or try goes on (not a copy, within its quota); compat: a try's check
-     * at lk_state (1: it would be granted); st_to: what state_rel answered (1 a release's,
-     * 2 a withdrawal's) */
+    /* acq_go: an acquire or try goes on (not a copy, within its quota); st_to: what state_rel
+     * answered (1 a release's, 2 a withdrawal's) */
     bit<1>  acq_go;
-    bit<1>  compat;
     bit<2>  st_to;
     /* forced: the pass is an admin force-release's; finished: a release or withdrawal ended
      * with no walk and no clean walk; walk, clean: what comes next (a grant walk, a clean
@@ -2339,8 +2345,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * A request's register action is its mode's (state_take_x for an exclusive one). */
     action st_take_s() { meta.grant = state_take_s.execute(meta.idx); }
     action st_take_x() { meta.grant = state_take_x.execute(meta.idx); }
-    action st_check_s() { compat = state_take_s.execute(meta.idx); }
-    action st_check_x() { compat = state_take_x.execute(meta.idx); }
+    action st_check_s() { meta.compat = state_take_s.execute(meta.idx); }
+    action st_check_x() { meta.compat = state_take_x.execute(meta.idx); }
     action st_release() { meta.st_prev = state_rel.execute(meta.idx); st_to = 1; }
     action st_withdraw() { meta.st_prev = state_rel.execute(meta.idx); st_to = 2; }
     action st_read_hi() { meta.rd_sthi = state_hic.execute(meta.idx); }
@@ -4683,7 +4689,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         st_x_in.apply();   /* lk_state's inputs (st_x_in's comment) */
         st_y_in.apply();
-        compat = 0;
+        meta.compat = 0;
         st_to = 0;
         state_op.apply();   /* (state_op's comment) */
         /* state_rel's answer tested (st_out's comment). A stateful ALU's output is one operand
@@ -4851,7 +4857,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ---- acquire: deciding pass (a slot taken: write it in the resubmitted pass) ---- */
         /* (A branch's own tests joined to the pass type's, not in an if inside it: an if whose
          * branch holds only ifs is a gateway of its own, a logical table.) */
-        if (ptype == P_TRY && acq_go == 1 && (meta.ov == 1 || compat == 0)) {
+        if (ptype == P_TRY && acq_go == 1 && (meta.ov == 1 || meta.compat == 0)) {
             ans_echo(OP_REJECT, 0, ST_WOULDBLOCK);
         } else if (ptype == P_TRY && acq_go == 1) {
             hdr.recirc.wflags = hdr.recirc.wflags | WF_NOMETER;
