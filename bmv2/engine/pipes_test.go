@@ -509,19 +509,7 @@ func TestPipelines(t *testing.T) {
 		if _, err := sw.Table("Ing.tag_t"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
 			t.Errorf("Ing.tag_t: %v, want ambiguous (pa's and pb's)", err)
 		}
-		for _, pl := range []struct {
-			name string
-			tag  uint32
-		}{{"pa", 0xa}, {"pb", 0xb}} {
-			tbl, err := sw.Table(pl.name + ".Ing.tag_t")
-			if err != nil {
-				t.Fatal(err)
-			}
-			v := binary.BigEndian.AppendUint32(nil, pl.tag)
-			if err := tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{pipesFwd}}}, Action: "set_tag", Args: [][]byte{v}}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		tagPipelines(t, sw)
 		steps := []struct {
 			port, out int
 			tag       uint32 // pa's or pb's entry: the ingress's Pipeline
@@ -599,18 +587,7 @@ func TestPipeScopes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pl := range []struct {
-		name string
-		tag  uint32
-	}{{"pa", 0xa}, {"pb", 0xb}} {
-		tbl, err := sw.Table(pl.name + ".Ing.tag_t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{pipesFwd}}}, Action: "set_tag", Args: [][]byte{binary.BigEndian.AppendUint32(nil, pl.tag)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tagPipelines(t, sw)
 	steps := []struct {
 		port, out int
 		tag       uint32
@@ -696,5 +673,23 @@ func TestPipeScopesErrors(t *testing.T) {
 	r, _ := sw.Register("ig_count")
 	if v, _ := r.Read(0); !slices.Equal(r.Pipes(), []int{1}) || !bytes.Equal(v, []byte{0, 0, 0, 1}) {
 		t.Errorf("ig_count: pipes %v, Read %x, want [1] and 1", r.Pipes(), v)
+	}
+}
+
+// tagPipelines gives pipes2Src's Pipelines their tags: pa's tag_t sets 0xa, pb's 0xb, for
+// packets of pipesFwd.
+func tagPipelines(t *testing.T, sw *Switch) {
+	t.Helper()
+	for _, pl := range []struct {
+		name string
+		tag  uint32
+	}{{"pa", 0xa}, {"pb", 0xb}} {
+		tbl, err := sw.Table(pl.name + ".Ing.tag_t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{pipesFwd}}}, Action: "set_tag", Args: [][]byte{binary.BigEndian.AppendUint32(nil, pl.tag)}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
