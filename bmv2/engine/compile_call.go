@@ -125,8 +125,9 @@ func (cp *compiler) invoke(sc *scope, fr *frame, call *front.CallExpr) stmtFn {
 // specialized compiles a direct call of action d whose arguments for some directionless
 // parameters are compile-time constants (an action called with op codes): the body is compiled
 // for those values, so conditions on them fold and only the branches taken remain. Call sites
-// with the same constants in one block instance share the compiled body. It returns nil when no
-// argument is constant.
+// with the same constants in one block instance share the compiled body (the instance is its
+// scope's action map: two Pipelines' instances of one control have one name prefix but bind
+// their parameters apart). It returns nil when no argument is constant.
 func (cp *compiler) specialized(sc *scope, d *front.ActionDecl, call *front.CallExpr) stmtFn {
 	vals := make([]*u128, len(d.Params))
 	any := false
@@ -144,7 +145,7 @@ func (cp *compiler) specialized(sc *scope, d *front.ActionDecl, call *front.Call
 	if !any {
 		return nil
 	}
-	key := fmt.Sprintf("%p|%s", d, sc.prefix)
+	key := fmt.Sprintf("%p|%p", d, sc.actions)
 	for _, v := range vals {
 		if v == nil {
 			key += "|-"

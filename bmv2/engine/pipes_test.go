@@ -693,3 +693,37 @@ func tagPipelines(t *testing.T, sw *Switch) {
 		}
 	}
 }
+
+// TestPipelinesCtorArgs: one control instantiated in two Pipelines with different constructor
+// arguments runs each instance with its own: a direct call of an action with a constant
+// argument (compiled once per call site's constants and block instance) writes the packet of
+// the Pipeline that calls it, and a condition on the constructor parameter takes each
+// instance's branch.
+func TestPipelinesCtorArgs(t *testing.T) {
+	src := pipes2Src(t)
+	for _, r := range []struct{ old, new string }{
+		{"            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {\n    Register<bit<32>, bit<32>>(4) ig_count;",
+			"            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md)(bit<8> k) {\n    Register<bit<32>, bit<32>>(4) ig_count;\n    action put(bit<32> v, bit<8> c) { hdr.p.tag = v; hdr.p.dcolor = c; }"},
+		{"        tag_t.apply();\n    }", "        put(0x1234, 3);\n        if (k == 1) { hdr.p.color = 1; } else { hdr.p.color = k; }\n    }"},
+		{"Pipeline(IgP(), Ing(), IgD(), EgP(), Eg(), EgD()) pa;", "Pipeline(IgP(), Ing(1), IgD(), EgP(), Eg(), EgD()) pa;"},
+		{"Pipeline(IgP(), Ing(), IgD(), EgP(), Eg(), EgD()) pb;", "Pipeline(IgP(), Ing(2), IgD(), EgP(), Eg(), EgD()) pb;"},
+	} {
+		if !strings.Contains(src, r.old) {
+			t.Fatalf("pipes2Src has no %q", r.old)
+		}
+		src = strings.Replace(src, r.old, r.new, 1)
+	}
+	sw, err := loadTNA(t, src, Config{Pipes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		port  int
+		color uint8
+	}{{1, 1}, {129, 2}} {
+		h := parsePipesHdr(t, mustProcess(t, sw, c.port, pipesPkt(pipesFwd, uint16(c.port))))
+		if h.tag != 0x1234 || h.dcolor != 3 || h.color != c.color {
+			t.Errorf("port %d (pipe %d): tag %#x, dcolor %d, color %d; want 0x1234, 3, %d", c.port, c.port>>7, h.tag, h.dcolor, h.color, c.color)
+		}
+	}
+}
