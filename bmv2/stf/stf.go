@@ -689,18 +689,30 @@ func counterCmd(sw *engine.Switch, c Command, res *Result, fail func(Command, st
 		idx = v.Int64()
 		rest = c.Args[2:]
 	}
-	k, err := sw.Counter(name)
+	ks, err := pipelineCounters(sw, name)
 	if err != nil {
 		return err
 	}
+	k := ks[0]
 	if idx < 0 || int(idx) >= len(k.Packets) {
 		return fmt.Errorf("counter %s: index %d out of range", k.Name, idx)
 	}
+	var packets, bytes uint64
+	for _, x := range ks {
+		p, b, err := x.Read(int(idx)) // the sum of the pipes the Pipeline runs in
+		if err != nil {
+			return err
+		}
+		packets, bytes = packets+p, bytes+b
+	}
 	switch c.Name {
 	case "counter_read":
-		res.Log = append(res.Log, fmt.Sprintf("%s[%d]= (%d bytes, %d packets)", k.Name, idx, k.Bytes[idx], k.Packets[idx]))
+		res.Log = append(res.Log, fmt.Sprintf("%s[%d]= (%d bytes, %d packets)", k.Name, idx, bytes, packets))
 		return nil
 	case "counter_write":
+		if len(ks) > 1 {
+			return fmt.Errorf("counter_write: %s names a counter in each of %d Pipelines", name, len(ks))
+		}
 		if len(rest) < 2 {
 			return fmt.Errorf("counter_write NAME INDEX PACKETS BYTES")
 		}
@@ -724,15 +736,37 @@ func counterCmd(sw *engine.Switch, c Command, res *Result, fail func(Command, st
 		}
 		want = v.Int64()
 	}
-	got := int64(k.Packets[idx])
+	got := int64(packets)
 	if kind == "bytes" {
-		got = int64(k.Bytes[idx])
+		got = int64(bytes)
 	}
 	ok := map[string]bool{"==": got == want, "!=": got != want, "<": got < want, "<=": got <= want, ">": got > want, ">=": got >= want}[op]
 	if !ok {
 		fail(c, "counter %s[%d] %s = %d, want %s %d", k.Name, idx, kind, got, op, want)
 	}
 	return nil
+}
+
+// pipelineCounters finds the counter name names (engine.Switch.Counter: exactly, or a unique
+// suffix), or, in a program of several Pipelines, the counter of that name in each Pipeline
+// that has one (names that differ only in the Pipeline's prefix): counter_read and
+// check_counter read their sum, the packets the program counted in whichever Pipeline, as a
+// counter of one Pipeline reads the sum of its pipes.
+func pipelineCounters(sw *engine.Switch, name string) ([]*engine.Counter, error) {
+	k, err := sw.Counter(name)
+	if err == nil {
+		return []*engine.Counter{k}, nil
+	}
+	var ks []*engine.Counter
+	for _, x := range sw.Counters() {
+		if _, rest, ok := strings.Cut(x.Name, "."); ok && rest == name {
+			ks = append(ks, x)
+		}
+	}
+	if len(ks) < 2 {
+		return nil, err
+	}
+	return ks, nil
 }
 
 func meterCmd(sw *engine.Switch, c Command) error {

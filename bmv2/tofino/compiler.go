@@ -47,8 +47,12 @@ type CompileOptions struct {
 	Assembler string
 }
 
-// Report is what the compiler reported about one program.
+// Report is what the compiler reported about one program, or about one Pipeline of a program of
+// several (CompilePipelines).
 type Report struct {
+	// Pipeline is the Pipeline's name, the directory of its output under OutDir ("pipe" for
+	// Pipeline(...) pipe; Switch(pipe) main;).
+	Pipeline string
 	// Output is the compiler's stdout and stderr.
 	Output string
 	// Elapsed is the compiler's run time.
@@ -148,6 +152,24 @@ var ErrCompile = errors.New("tofino: the compiler refused the program")
 //
 // and reads OUT/pipe/logs/table_summary.log, resources.json and phv.json.
 func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, error) {
+	rs, err := CompilePipelines(ctx, prog, opt)
+	if len(rs) == 0 {
+		return nil, err
+	}
+	if len(rs) > 1 && err == nil {
+		err = fmt.Errorf("tofino: %s has %d Pipelines: CompilePipelines reports each", prog, len(rs))
+	}
+	return rs[0], err
+}
+
+// CompilePipelines runs the compiler as Compile does, on a program of one Pipeline or several
+// (Switch(pipe_a, pipe_b): bf-p4c writes each one's output in a directory named after it), and
+// returns a Report for each, in the order of their directories' names, each read from its own
+// directory (OutDir/NAME/logs, assembled into OutDir/asm/NAME when it is not the only one).
+// Output, Elapsed and, when the compiler refused the program for its PHV, Unallocated (the
+// compiler's message does not say the pipe) are the run's, in every Report. On an error the
+// Reports hold what the compiler wrote before it stopped.
+func CompilePipelines(ctx context.Context, prog string, opt CompileOptions) ([]*Report, error) {
 	if opt.Timeout == 0 {
 		opt.Timeout = 30 * time.Minute
 	}
@@ -186,35 +208,76 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
-	r := &Report{Output: out.String(), Elapsed: time.Since(start)}
-	logs := filepath.Join(opt.OutDir, "pipe", "logs")
-	if data, rerr := os.ReadFile(filepath.Join(logs, "phv_allocation_0.log")); rerr == nil {
-		r.SuperCluster = readClusters(data)
+	elapsed := time.Since(start)
+	pipes, perr := pipeDirs(opt.OutDir)
+	if perr != nil {
+		return nil, perr
 	}
-	if data, rerr := os.ReadFile(filepath.Join(logs, "table_summary.log")); rerr == nil {
-		r.Placement = readPlacement(data)
+	if len(pipes) == 0 {
+		pipes = []string{""} // the compiler stopped before it wrote a pipe's output: the run's report
+	}
+	var rs []*Report
+	for _, name := range pipes {
+		r := &Report{Pipeline: name, Output: out.String(), Elapsed: elapsed}
+		logs := filepath.Join(opt.OutDir, name, "logs")
+		if data, rerr := os.ReadFile(filepath.Join(logs, "phv_allocation_0.log")); rerr == nil {
+			r.SuperCluster = readClusters(data)
+		}
+		if data, rerr := os.ReadFile(filepath.Join(logs, "table_summary.log")); rerr == nil {
+			r.Placement = readPlacement(data)
+		}
+		rs = append(rs, r)
 	}
 	if ctx.Err() != nil {
-		return r, fmt.Errorf("tofino: %s %s did not finish within %v: %w", opt.Compiler, strings.Join(args, " "),
+		return rs, fmt.Errorf("tofino: %s %s did not finish within %v: %w", opt.Compiler, strings.Join(args, " "),
 			opt.Timeout, ctx.Err())
 	}
 	if err != nil {
-		r.Unallocated = readUnallocated(r.Output)
-		if r.Unallocated[0].Slices+r.Unallocated[1].Slices > 0 {
-			// bf-p4c writes phv.json with what it did allocate: how full the pipe got.
-			_ = r.readPHV(logs)
+		for _, r := range rs {
+			r.Unallocated = readUnallocated(r.Output)
+			if r.Unallocated[0].Slices+r.Unallocated[1].Slices > 0 {
+				// bf-p4c writes phv.json with what it did allocate: how full the pipe got.
+				_ = r.readPHV(filepath.Join(opt.OutDir, r.Pipeline, "logs"))
+			}
 		}
-		return r, fmt.Errorf("%w: %s %s: %v\n%s", ErrCompile, opt.Compiler, strings.Join(args, " "), err, r.Output)
+		return rs, fmt.Errorf("%w: %s %s: %v\n%s", ErrCompile, opt.Compiler, strings.Join(args, " "), err, out.String())
 	}
-	if err := r.read(logs); err != nil {
-		return r, err
+	if rs[0].Pipeline == "" {
+		return rs, fmt.Errorf("tofino: the compiler wrote no pipe's output in %s", opt.OutDir)
+	}
+	for _, r := range rs {
+		if err := r.read(filepath.Join(opt.OutDir, r.Pipeline, "logs")); err != nil {
+			return rs, fmt.Errorf("pipeline %s: %w", r.Pipeline, err)
+		}
 	}
 	if opt.Assembler != "" {
-		if err := r.assemble(ctx, opt); err != nil {
-			return r, err
+		for _, r := range rs {
+			asm := filepath.Join(opt.OutDir, "asm")
+			if len(rs) > 1 {
+				asm = filepath.Join(asm, r.Pipeline)
+			}
+			if err := r.assemble(ctx, opt, filepath.Join(opt.OutDir, r.Pipeline), asm); err != nil {
+				return rs, err
+			}
 		}
 	}
-	return r, nil
+	return rs, nil
+}
+
+// pipeDirs lists the directories of out that hold a pipe's output (a logs directory), sorted.
+func pipeDirs(out string) ([]string, error) {
+	ents, err := os.ReadDir(out)
+	if err != nil {
+		return nil, fmt.Errorf("tofino: %w", err)
+	}
+	var dirs []string
+	for _, e := range ents {
+		if st, err := os.Stat(filepath.Join(out, e.Name(), "logs")); e.IsDir() && err == nil && st.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	sort.Strings(dirs)
+	return dirs, nil
 }
 
 // ErrAssemble is wrapped by Compile's error when the assembler refused the compiler's output.
@@ -229,13 +292,12 @@ var ErrAssemble = errors.New("tofino: the assembler refused the compiler's outpu
 // still filled in, and Report.Binary names the binary, which must not be loaded.
 var ErrParserMatch = errors.New("tofino: the compiled parser cannot match its states (bf-p4c dropped its select keys: p4lang/p4c#5752)")
 
-// assemble runs opt.Assembler on the compiler's assembly (OutDir/pipe/*.bfa) into OutDir/asm.
-func (r *Report) assemble(ctx context.Context, opt CompileOptions) error {
-	bfa, err := filepath.Glob(filepath.Join(opt.OutDir, "pipe", "*.bfa"))
+// assemble runs opt.Assembler on the compiler's assembly of one pipe (pipe/*.bfa) into dir.
+func (r *Report) assemble(ctx context.Context, opt CompileOptions, pipe, dir string) error {
+	bfa, err := filepath.Glob(filepath.Join(pipe, "*.bfa"))
 	if err != nil || len(bfa) != 1 {
-		return fmt.Errorf("tofino: the compiler's assembly in %s: %d files (%v)", filepath.Join(opt.OutDir, "pipe"), len(bfa), err)
+		return fmt.Errorf("tofino: the compiler's assembly in %s: %d files (%v)", pipe, len(bfa), err)
 	}
-	dir := filepath.Join(opt.OutDir, "asm")
 	// bfas writes its logs under its output directory and does not create it.
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return fmt.Errorf("tofino: %w", err)

@@ -3,6 +3,7 @@ package tofino
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,14 +215,14 @@ func TestAssemble(t *testing.T) {
 echo "netlock.bfa:6808: error: action bus slice (0..31) can't fit in a single slot for 16 bit access" >&2
 exit 1`)
 	r := &Report{}
-	err := r.assemble(context.Background(), CompileOptions{Assembler: refuse, Target: "tofino2", OutDir: out})
+	err := r.assemble(context.Background(), CompileOptions{Assembler: refuse, Target: "tofino2", OutDir: out}, filepath.Join(out, "pipe"), filepath.Join(out, "asm"))
 	if !errors.Is(err, ErrAssemble) || !strings.Contains(err.Error(), "can't fit in a single slot") || strings.Contains(err.Error(), "duplicate hash group") || r.Binary != "" {
 		t.Errorf("a refusal: %v, binary %q", err, r.Binary)
 	}
 	// bfas's arguments: -o DIR -g FILE.bfa
 	good := script("good", `touch "$2/tofino2.bin" "$2/context.json"`)
 	r = &Report{}
-	if err := r.assemble(context.Background(), CompileOptions{Assembler: good, Target: "tofino2", OutDir: out}); err != nil || r.Binary != filepath.Join(out, "asm", "tofino2.bin") {
+	if err := r.assemble(context.Background(), CompileOptions{Assembler: good, Target: "tofino2", OutDir: out}, filepath.Join(out, "pipe"), filepath.Join(out, "asm")); err != nil || r.Binary != filepath.Join(out, "asm", "tofino2.bin") {
 		t.Errorf("an assembly: %v, binary %q", err, r.Binary)
 	}
 	// as bfas assembled bf-p4c's (p4c 34b86e9) Tofino 2 output of the program on 2026-12-01:
@@ -230,13 +231,48 @@ exit 1`)
 echo "netlock.bfa:1012: warning: Can't match parser state due to previous match" >&2
 touch "$2/tofino2.bin"`)
 	r = &Report{}
-	err = r.assemble(context.Background(), CompileOptions{Assembler: shadow, Target: "tofino2", OutDir: out})
+	err = r.assemble(context.Background(), CompileOptions{Assembler: shadow, Target: "tofino2", OutDir: out}, filepath.Join(out, "pipe"), filepath.Join(out, "asm"))
 	if !errors.Is(err, ErrParserMatch) || !strings.Contains(err.Error(), "2 parser states") {
 		t.Errorf("a parser that cannot match: %v", err)
 	}
 	none := script("none", `exit 0`)
 	r = &Report{}
-	if err := r.assemble(context.Background(), CompileOptions{Assembler: none, Target: "tofino", OutDir: out}); !errors.Is(err, ErrAssemble) || r.Binary != "" {
+	if err := r.assemble(context.Background(), CompileOptions{Assembler: none, Target: "tofino", OutDir: out}, filepath.Join(out, "pipe"), filepath.Join(out, "asm")); !errors.Is(err, ErrAssemble) || r.Binary != "" {
 		t.Errorf("no binary: %v, binary %q", err, r.Binary)
+	}
+}
+
+// TestCompilePipelines runs CompilePipelines with a stand-in for p4c-barefoot that writes the
+// output of a program of two Pipelines, as bf-p4c does (OUT/pipe_a, OUT/pipe_b): one Report
+// each, in their names' order, read from its own directory; Compile refuses such a program.
+func TestCompilePipelines(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	var sh strings.Builder
+	sh.WriteString("#!/bin/sh\n")
+	for name, stages := range map[string]int{"pipe_b": 9, "pipe_a": 12} {
+		logs := filepath.Join(out, name, "logs")
+		fmt.Fprintf(&sh, "mkdir -p %s\n", logs)
+		fmt.Fprintf(&sh, "printf 'Table allocation done 1 time(s), state = INITIAL\\nNumber of stages in table allocation: %d\\n' > %s/table_summary.log\n", stages, logs)
+		fmt.Fprintf(&sh, `echo '{"compiler_version": "9.13.4", "resources": {"mau": {"nStages": 12, "mau_stages": [{"stage_number": 0, "meter_alus": {"meters": [{"row": 1}]}}]}}}' > %s/resources.json`+"\n", logs)
+	}
+	bin := filepath.Join(dir, "p4c")
+	if err := os.WriteFile(bin, []byte(sh.String()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opt := CompileOptions{Compiler: bin, Target: "tofino", Arch: "tna", OutDir: out}
+	rs, err := CompilePipelines(context.Background(), "fold.p4", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Pipeline != "pipe_a" || rs[0].Stages != 12 || rs[1].Pipeline != "pipe_b" || rs[1].Stages != 9 ||
+		rs[0].MeterALUs != 1 || rs[0].AvailableStages != 12 {
+		for _, r := range rs {
+			t.Logf("%s: %+v", r.Pipeline, *r)
+		}
+		t.Fatalf("%d reports, want pipe_a (12 stages) and pipe_b (9)", len(rs))
+	}
+	if r, err := Compile(context.Background(), "fold.p4", opt); err == nil || !strings.Contains(err.Error(), "2 Pipelines") || r == nil {
+		t.Errorf("Compile of two Pipelines: %v", err)
 	}
 }

@@ -561,13 +561,13 @@ func (b *graphBuilder) known(e front.Expr) (uint64, bool) {
 	if b.env == nil {
 		return 0, false
 	}
-	return knownValue(e, func(v *front.VarDecl) (uint64, bool) {
+	return knownValue(e, ofVars(func(v *front.VarDecl) (uint64, bool) {
 		if n, ok := b.m.assume[v.Name]; ok {
 			return n, true
 		}
 		n, ok := b.env[v]
 		return n, ok
-	})
+	}))
 }
 
 // meet is what every one of ends knows (env0 when there is no assumption or no end).

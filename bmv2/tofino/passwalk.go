@@ -365,18 +365,19 @@ func meet(a, b passEnv) passEnv {
 
 // eval is e's value where the flags and env decide it (knownValue).
 func (w *phvWalk) eval(e front.Expr, env passEnv) (uint64, bool) {
-	return knownValue(e, func(v *front.VarDecl) (uint64, bool) {
+	return knownValue(e, ofVars(func(v *front.VarDecl) (uint64, bool) {
 		if n, ok := w.pass[v.Name]; ok {
 			return n, true
 		}
 		n, ok := env[v]
 		return n, ok
-	})
+	}))
 }
 
-// knownValue is e's value where the values of local variables that val knows decide it:
-// literals, constants, known variables, ==, !=, &&, || and !.
-func knownValue(e front.Expr, val func(*front.VarDecl) (uint64, bool)) (uint64, bool) {
+// knownValue is e's value where the values of the declarations that val knows (local
+// variables, an instance's constructor parameters) decide it: literals, constants, known
+// names, ==, !=, &&, || and !.
+func knownValue(e front.Expr, val func(front.Decl) (uint64, bool)) (uint64, bool) {
 	switch e := e.(type) {
 	case *front.IntExpr, *front.BoolExpr:
 		return constOf(e)
@@ -384,11 +385,7 @@ func knownValue(e front.Expr, val func(*front.VarDecl) (uint64, bool)) (uint64, 
 		if n, ok := constOf(e); ok {
 			return n, true
 		}
-		v, ok := e.Decl.(*front.VarDecl)
-		if !ok {
-			return 0, false
-		}
-		return val(v)
+		return val(e.Decl)
 	case *front.UnaryExpr:
 		if e.Op == "!" {
 			if x, ok := knownValue(e.X, val); ok {
@@ -426,6 +423,17 @@ func knownValue(e front.Expr, val func(*front.VarDecl) (uint64, bool)) (uint64, 
 	return 0, false
 }
 
+// ofVars is a knownValue lookup that knows the local variables val knows, and nothing else.
+func ofVars(val func(*front.VarDecl) (uint64, bool)) func(front.Decl) (uint64, bool) {
+	return func(d front.Decl) (uint64, bool) {
+		v, ok := d.(*front.VarDecl)
+		if !ok {
+			return 0, false
+		}
+		return val(v)
+	}
+}
+
 func b2u(b bool) uint64 {
 	if b {
 		return 1
@@ -433,9 +441,9 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// IngressPassPHV is PassPHV of the ingress of c's first pipe (c a checked TNA program).
-// A pass given as "var=NAME" names a top-level constant of the program for its value; the
-// demands keep the names as given.
+// IngressPassPHV is PassPHV of the ingress of c's first pipe (c a checked TNA program), as that
+// Pipeline instantiates it (Specialize). A pass given as "var=NAME" names a top-level constant
+// of the program for its value; the demands keep the names as given.
 func IngressPassPHV(c *front.Checked, flags []string) ([]PassDemand, error) {
 	p, err := pipeOf(c)
 	if err != nil {
@@ -457,7 +465,8 @@ func IngressPassPHV(c *front.Checked, flags []string) ([]PassDemand, error) {
 		}
 		specs[i] = fmt.Sprintf("%s=%d", name, v)
 	}
-	ds, err := PassPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control, specs)
+	ig := Specialize(p.Ingress, c.Const) // the first Pipeline's instance of its ingress
+	ds, err := PassPHV(p.IngressParser.Parser, ig, Specialize(p.IngressDeparser, c.Const), specs)
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +474,7 @@ func IngressPassPHV(c *front.Checked, flags []string) ([]PassDemand, error) {
 		if i < len(flags) {
 			ds[i].Flag = flags[i]
 		}
-		if ds[i].Graph, err = (graphModel{assume: ds[i].Pass}).build(p.Ingress.Control, c.Const); err != nil {
+		if ds[i].Graph, err = (graphModel{assume: ds[i].Pass}).build(ig, c.Const); err != nil {
 			return nil, fmt.Errorf("tofino: pass %q: %w", ds[i].Flag, err)
 		}
 	}

@@ -546,11 +546,15 @@ func EstimatePipelines(c *front.Checked, res Resources) ([]*ProgramEstimate, err
 	return es, nil
 }
 
-// estimatePipe analyzes pipeline p, the i-th of c's Switch, under res.
+// estimatePipe analyzes pipeline p, the i-th of c's Switch, under res: its controls as p's
+// instances of them leave them (Specialize), so that nothing an instance's constructor
+// arguments drop counts.
 func estimatePipe(c *front.Checked, p *front.TNAPipe, i int, res Resources) (*ProgramEstimate, error) {
 	e := &ProgramEstimate{Res: res, Pipeline: p.Name, Index: i}
+	ig, eg := Specialize(p.Ingress, c.Const), Specialize(p.Egress, c.Const)
 	for i, b := range []front.Block{p.Ingress, p.Egress} {
-		l, err := Analyze(b.Control, res)
+		ctl := [2]*front.ControlDecl{ig, eg}[i]
+		l, err := Analyze(ctl, res)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", b.Name(), err)
 		}
@@ -559,7 +563,7 @@ func estimatePipe(c *front.Checked, p *front.TNAPipe, i int, res Resources) (*Pr
 		} else {
 			e.Egress = l
 		}
-		g, err := TableGraph(b.Control, c.Const)
+		g, err := TableGraph(ctl, c.Const)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", b.Name(), err)
 		}
@@ -574,9 +578,9 @@ func estimatePipe(c *front.Checked, p *front.TNAPipe, i int, res Resources) (*Pr
 		e.Blocks += l.Blocks
 	}
 	e.HashDist = HashDistOf(e.Graphs[0], e.Graphs[1])
-	e.Gateways = append(Gateways(p.Ingress.Control, c.Const), Gateways(p.Egress.Control, c.Const)...)
-	e.PHV[0] = GressPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control)
-	e.PHV[1] = GressPHV(p.EgressParser.Parser, p.Egress.Control, p.EgressDeparser.Control)
+	e.Gateways = append(Gateways(ig, c.Const), Gateways(eg, c.Const)...)
+	e.PHV[0] = GressPHV(p.IngressParser.Parser, ig, Specialize(p.IngressDeparser, c.Const))
+	e.PHV[1] = GressPHV(p.EgressParser.Parser, eg, Specialize(p.EgressDeparser, c.Const))
 	return e, nil
 }
 

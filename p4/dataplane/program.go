@@ -12,6 +12,33 @@ type Program struct {
 	File string
 	// Source is the program's text.
 	Source []byte
+	// Variant names a build of the program other than its default one ("" for the default;
+	// "fold" for TNAFold).
+	Variant string
+	// Defines are the preprocessor macros the build adds to the sizing's (Sizing.Defines).
+	Defines map[string]string
+	// Pipes is the number of pipes of the chip the build runs on (engine.Config.Pipes; 0 for a
+	// program the engine runs in one), and Loopback the ports a packet sent out of re-enters
+	// the ingress from (engine.Config.Loopback; nil for the engine's default, port 68).
+	Pipes    int
+	Loopback []int
+}
+
+// Label is the program's name, with its variant if it has one ("tna-fold").
+func (p Program) Label() string {
+	if p.Variant == "" {
+		return p.Name
+	}
+	return p.Name + "-" + p.Variant
+}
+
+// MacrosWith returns s's macros (Sizing.Defines) with the build's own (Defines).
+func (p Program) MacrosWith(s Sizing) map[string]string {
+	m := s.Defines()
+	for k, v := range p.Defines {
+		m[k] = v
+	}
+	return m
 }
 
 // The programs.
@@ -20,6 +47,17 @@ var (
 	V1Model = Program{Name: "v1model", File: p4.NetlockFile, Source: p4.Netlock}
 	// TNA is p4/tna/netlock.p4, for Tofino (bf-p4c) and netlock switch.
 	TNA = Program{Name: "tna", File: p4.NetlockTNAFile, Source: p4.NetlockTNA}
+	// TNAFold is p4/tna/netlock.p4 built as the Tofino 1 fold (NETLOCK_FOLD=1, docs/dataplane.md,
+	// "The fold"): two Pipelines, half a in pipe 0's ingress and half b in pipe 1's, on a chip
+	// of two pipes whose recirculation ports (68, pipe 0's, and 196, pipe 1's) are in loopback.
+	TNAFold = Program{Name: "tna", File: p4.NetlockTNAFile, Source: p4.NetlockTNA, Variant: "fold",
+		Defines: map[string]string{"NETLOCK_FOLD": "1"}, Pipes: 2, Loopback: []int{TNARecircPort, TNARecircPortB}}
+)
+
+// The TNA program's recirculation ports (RECIRC_PORT, RECIRC_PORT_B): Tofino 1's of pipes 0 and 1.
+const (
+	TNARecircPort  = 68
+	TNARecircPortB = 196
 )
 
 // Programs lists the programs, v1model first.

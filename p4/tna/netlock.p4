@@ -60,6 +60,19 @@
 #ifndef RECIRC_PORT
 #define RECIRC_PORT 68               /* Tofino 1's recirculation port of pipe 0 */
 #endif
+/* NETLOCK_FOLD 1 builds the fold (docs/dataplane.md, "The fold"): the program in two
+ * Pipelines, half a (the classification, the slot pool, ended requests, lk_buf) in pipe 0's
+ * ingress and half b (the tenant meter, the per-lock counters, the decisions, the answer) in pipe
+ * 1's, the packet carried from a to b with a's results in a bridge header (nl_bridge_t) through
+ * pipe 1's recirculation port RECIRC_PORT_B; every pass b continues goes back to pipe 0 through
+ * RECIRC_PORT. It is how the program fits a Tofino 1, whose one pipe's 12 stages hold neither
+ * half's share of the other. */
+#ifndef NETLOCK_FOLD
+#define NETLOCK_FOLD 0
+#endif
+#ifndef RECIRC_PORT_B
+#define RECIRC_PORT_B 196            /* Tofino 1's recirculation port of pipe 1 */
+#endif
 #if NETLOCK_PART_BITS > 16
 #error NETLOCK_PART_BITS must be at most 16 (region offsets are 16 bits)
 #endif
@@ -76,8 +89,10 @@
  * sizing: 16384), else 32. */
 #if NETLOCK_LOCKS <= 65536
 typedef bit<16> lock_t;
+#define LOCK_W 16
 #else
 typedef bit<32> lock_t;
+#define LOCK_W 32
 #endif
 /* A cell of the ended table, likewise (NETLOCK_ENDED cells). */
 #if NETLOCK_ENDED <= 65536
@@ -210,6 +225,8 @@ const bit<8> KD_ANSWER     = 0xa1; /* an answer header follows; the egress write
 const bit<8> KD_RECIRC     = 0xa2; /* a recirculation header follows, then the request */
 const bit<8> KD_MIRROR     = 0xa3; /* a mirrored copy of a KD_RECIRC_ANS packet: write its answer */
 const bit<8> KD_RECIRC_ANS = 0xa4; /* an answer header, then a recirculation header and the request */
+const bit<8> KD_WRITE      = 0xa5; /* the fold's writing pass: a resubmit header (nl_resub_t), then a
+                                      * recirculation header and the request */
 
 const ResubmitType_t RESUB_WRITE = 1;
 const MirrorType_t MIRROR_ANSWER = 1;
@@ -443,14 +460,75 @@ header ans_nl_t {
 /* The resubmit header of the acquire's second pass (64 bits, Tofino 1's resubmit data). */
 header nl_resub_t {
     bit<8>  phase;
-    bit<7>  pad0;
+    bit<7>  fresh;      /* the fold's writing pass: 1 when the pass it continues came in fresh
+                         * (no recirculation header), else 0; 0 without the fold */
     bit<1>  grant;
     bit<16> off;        /* the slot's offset in the level's region */
     bit<32> seq;        /* the grant number's low 32 bits */
 }
 
+#if NETLOCK_FOLD
+/* The fold's bridge: what half a (pipe 0) computed that half b (pipe 1) reads, in front of the
+ * packet a sends to b (NetlockIngressDeparserA) and extracted by b's parser into metadata
+ * (meta.br). Its first fields are the ingress's locals that b reads (they are meta.br's fields
+ * in the fold: NL_LOCAL), the rest copies of metadata fields (BRIDGE_OUT in a, the parser's
+ * parse_bridge in b). Which fields: those a writes and b reads (the table dependency graphs of
+ * the two halves). What a's ingress leaves in the packet's headers (the answer, the
+ * recirculation header, the request's) goes as the packet, parsed again by b. */
+header nl_bridge_t {
+    /* Each field below 8 bits in a byte of its own (@pa_container_size 8, below): different
+     * actions write them, and bf-p4c writes one container by one instruction of at most two
+     * sources (a container packing several: "move instruction constraints will be violated"). */
+    bit<16> lflags;     /* the locals half b reads but nc and f_fresh, by one hash (BRIDGE_OUT) */
+    bit<7>  f_fresh;    /* 1 when the pass came in fresh (pass_in: no recirculation header), as
+                         * meta.resub.fresh, 7 bits at bits 7..1 of its byte: half b copies it there
+                         * whole (bf-p4c: a copy keeps a field's place in its byte, and a container
+                         * takes at most two sources) */
+    @padding bit<1> _f_fresh0;
+    @padding bit<7> _r_grant;
+    bit<1>  r_grant;    /* a writing pass's meta.resub.grant (bit 0 of its byte, as parse_write's) */
+    @padding bit<8> _pad_mf;
+    bit<16> mflags;     /* one-bit metadata put together by one hash (BRIDGE_OUT: an action's
+                         * moves of them would tie each to its source's container) */
+    bit<8>  phase;
+    bit<8>  wflags;
+    bit<8>  level;
+    bit<8>  rq_fwd;
+    bit<8>  tlevel;
+    @padding bit<7> _nh_port;
+    bit<9>  nh_port;    /* in a 16-bit container of its own (a cast to 16 bits was an action of
+                         * its own, a stage after the others: bf-p4c) */
+    bit<16> l_nc;       /* the local nc (a field named nc would be the macro's) */
+    lock_t  idx;
+    bit<16> size0;
+    bit<16> size1;
+    bit<16> size;
+    slot_t  sl_idx;
+    bit<16> h_arg;
+    bit<16> h_step;
+    bit<16> q_endx;
+    bit<16> q_wrapx;
+    bit<16> q_end0x;
+    bit<16> q_endxx;
+    bit<16> srv_udp;
+    bit<16> rd_port;
+    bit<16> rd_tenant;
+    bit<32> srv_ip;
+    bit<32> q_lim;
+    bit<32> b_val;
+    bit<32> bv;
+    bit<32> gts;
+    bit<32> now_b;
+    bit<48> nh_smac;
+    bit<48> nh_dmac;
+}
+#endif
+
 struct headers_t {
     nl_kind_t    kind;
+#if NETLOCK_FOLD
+    nl_resub_t   wr;       /* the fold's writing pass (KD_WRITE) */
+#endif
     /* the answer (before recirc: see KD_RECIRC_ANS); a_ipc, a_udpc, a_nlv only in the egress,
      * a_etype also in a routed packet (with a_eth: the next hop's MACs, hdr.ethernet invalid) */
     ans_meta_t   ansx;
@@ -498,6 +576,27 @@ struct pair32_t {
  * the PHV (bf-p4c, 2026-11-30, the last 32 bits unallocated at 0401a79). */
 #define ST_X meta.now_b
 
+
+#if NETLOCK_FOLD
+/* The fold: the ingress's locals that half b reads, as metadata (NL_LOCAL), in both halves; half
+ * a puts them in the bridge (BRIDGE_OUT), half b's parser takes them out of it. */
+struct nl_locals_t {
+    bit<4> ptype;
+    bit<3> ad;
+    bit<1> adm2;
+    bit<1> badreq;
+    bit<1> clean_done;
+    bit<1> clean_wd;
+    bit<1> exam;
+    bit<1> forced;
+    bit<1> retry;
+    bit<1> sv_live;
+    bit<1> t_in;
+    bit<7> f_fresh;
+    bit<16> nc;
+    bit<8>  ph;
+}
+#endif
 
 struct metadata_t {
     nl_resub_t resub;
@@ -664,6 +763,15 @@ struct metadata_t {
     bit<48> nh_smac;
     bit<48> nh_dmac;
     bit<9>  nh_port;
+#if NETLOCK_FOLD
+    nl_bridge_t br;    /* half a: the bridge BRIDGE_OUT writes (half b's parser reads it into brin) */
+    nl_locals_t bl;    /* the ingress's locals that half b reads (NL_LOCAL) */
+    bit<2>  wr;        /* half a: a writing pass (KD_WRITE) of a pass that came in recirculated 1,
+                        * fresh 2; else 0 (pass_in's key in place of the resubmit flag) */
+    bit<1>  br_in;     /* half b: 1 for the bridge from RECIRC_PORT_B, 0 for a packet to steer */
+    bit<1>  wr_grant;  /* the writing pass's grant bit (WR_GRANT): its resubmit header's in half a,
+                        * the bridge's in half b, each written by the parser */
+#endif
 }
 
 /* meta.tk: the token put together after the decisions (TOK_HI_SLICED's comment) */
@@ -677,12 +785,80 @@ const bit<2> K_PB    = 2;
 const bit<2> K_ADMIN = 3;
 
 /* ---- Ingress parser ---- */
+#if NETLOCK_FOLD
+/* The bridge's copies of metadata fields (nl_bridge_t): one list, written out by half a
+ * (BRIDGE_OUT) and put back by half b's parser (parse_bridge). */
+#define NL_BRIDGE_FIELDS(F) \
+    F(phase) \
+    F(wflags) \
+    F(level) \
+    F(rq_fwd) \
+    F(tlevel) \
+    F(idx) \
+    F(size0) \
+    F(size1) \
+    F(size) \
+    F(sl_idx) \
+    F(h_arg) \
+    F(h_step) \
+    F(q_endx) \
+    F(q_wrapx) \
+    F(q_end0x) \
+    F(q_endxx) \
+    F(srv_udp) \
+    F(rd_port) \
+    F(rd_tenant) \
+    F(srv_ip) \
+    F(q_lim) \
+    F(b_val) \
+    F(bv) \
+    F(gts) \
+    F(nh_smac) \
+    F(nh_dmac) \
+    F(nh_port) \
+    F(now_b)
+#define NL_BRIDGE_OUT(f) meta.br.f = meta.f;
+#define NL_BRIDGE_IN(f) meta.f = brin.f;
+#endif
+
+/* The fold: pipe 0's parser parses what half a takes (half 1), pipe 1's the bridge (half 2): each
+ * Pipeline's copy holds only its own states (bf-p4c folds the select on the constructor
+ * parameter; a state of the other half's extracts would put its headers' validity bits, written
+ * by the parser, beside the ones the ingress writes: GreedyAllocation refused that, 2026-12-01). */
 parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
-                            out ingress_intrinsic_metadata_t ig_md) {
+                            out ingress_intrinsic_metadata_t ig_md)
+#if NETLOCK_FOLD
+                           (bit<2> half)
+#endif
+                           {
     Checksum() ipv4_csum;
+#if NETLOCK_FOLD
+    nl_bridge_t brin;   /* half b: the bridge as it came */
+#endif
 
     state start {
         pkt.extract(ig_md);
+#if NETLOCK_FOLD
+        transition select(half) {
+            2: start_b;
+            default: start_a;
+        }
+    }
+    /* Half b: the bridge from pipe 1's recirculation port; any other packet goes to pipe 0
+     * whole (NL_STEER_PIPE0: nothing of it is parsed). */
+    state start_b {
+        pkt.advance(PORT_METADATA_SIZE);
+        transition select(ig_md.ingress_port) {
+            RECIRC_PORT_B: parse_bridge;
+            default: parse_steer;
+        }
+    }
+    state parse_steer {
+        meta.br_in = 0;
+        transition accept;
+    }
+    state start_a {
+#endif
         /* meta.csum_ok is read only when IPv4 was parsed, and set once there: Tofino's parser
          * writes a field once per path ("re-assignment is not supported by Tofino"). */
         transition select(ig_md.resubmit_flag) {
@@ -712,9 +888,83 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         pkt.extract(hdr.kind);
         transition select(hdr.kind.kind) {
             KD_RECIRC_ANS: parse_old_answer;
+#if NETLOCK_FOLD
+            KD_WRITE: parse_write;
+#endif
             default: parse_recirc;
         }
     }
+#if NETLOCK_FOLD
+    /* The fold, half a: the writing pass half b sent back (KD_WRITE), its resubmit header, then
+     * the recirculation header (meta.wr: pass_in's key). */
+    state parse_write {
+        pkt.extract(meta.resub);
+        meta.off15 = meta.resub.off[14:0];
+        meta.wr_grant = meta.resub.grant;
+        transition select(meta.resub.fresh) {
+            1: parse_write_fresh;
+            default: parse_write_recirc;
+        }
+    }
+    state parse_write_fresh {
+        meta.wr = 2;
+        transition parse_recirc;
+    }
+    state parse_write_recirc {
+        meta.wr = 1;
+        transition parse_recirc;
+    }
+    /* The fold, half b: the bridge (its metadata copies put back, a writing pass's grant and
+     * number into meta.resub), the answer and the recirculation header as half a left them, the
+     * request. */
+    state parse_bridge {
+        pkt.extract(brin);
+        meta.br_in = 1;
+        meta.bl.ptype = brin.lflags[15:12];
+        meta.bl.ad = brin.lflags[11:9];
+        meta.bl.adm2 = brin.lflags[8:8];
+        meta.bl.badreq = brin.lflags[7:7];
+        meta.bl.clean_done = brin.lflags[6:6];
+        meta.bl.clean_wd = brin.lflags[5:5];
+        meta.bl.exam = brin.lflags[4:4];
+        meta.bl.forced = brin.lflags[3:3];
+        meta.bl.retry = brin.lflags[2:2];
+        meta.bl.sv_live = brin.lflags[1:1];
+        meta.bl.t_in = brin.lflags[0:0];
+        meta.bl.f_fresh = brin.f_fresh;
+        meta.bl.nc = brin.l_nc;
+        meta.bl.ph = brin.phase;   /* ph is the phase (half a: ph = meta.phase) */
+        NL_BRIDGE_FIELDS(NL_BRIDGE_IN)
+        meta.wr_grant = brin.r_grant;
+        meta.kind = brin.mflags[13:12];
+        meta.txn_hi_ok = brin.mflags[11:11];
+        meta.txn_lo_ok = brin.mflags[10:10];
+        meta.valid = brin.mflags[9:9];
+        meta.found = brin.mflags[8:8];
+        meta.ended_hit = brin.mflags[7:7];
+        meta.expired_hit = brin.mflags[6:6];
+        meta.dup_hit = brin.mflags[5:5];
+        meta.paused = brin.mflags[4:4];
+        meta.nh_ok = brin.mflags[3:3];
+        meta.a_valid = brin.mflags[2:2];
+        meta.a_routed = brin.mflags[1:1];
+        meta.a_fwd = brin.mflags[0:0];
+        transition parse_bridge_answer;
+    }
+    state parse_bridge_answer {
+        pkt.extract(hdr.ansx);
+        pkt.extract(hdr.a_eth);
+        pkt.extract(hdr.a_ip);
+        pkt.extract(hdr.a_udp);
+        pkt.extract(hdr.a_nl);
+        pkt.extract(hdr.a_key);
+        pkt.extract(hdr.recirc);
+        transition select(hdr.recirc.in_port) {   /* as parse_recirc: half a's packet_out */
+            CPU_PORT: parse_packet_out;
+            default: parse_ethernet;
+        }
+    }
+#endif
     state parse_old_answer {
         pkt.advance(ANS_BITS);   /* the answer the last pass sent: skipped, not parsed */
         transition parse_recirc;
@@ -1069,6 +1319,45 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "meta.resub.phase", 8)
 @pa_container_size("ingress", "meta.resub.off", 16)
 @pa_container_size("ingress", "meta.resub.seq", 32)
+#if NETLOCK_FOLD
+/* The bridge, in half a (pipe_a, which writes and deparses it): every field in containers of its
+ * own size (a field that shares one is tied by the copies into and out of the bridge to its
+ * source's container: bf-p4c, NO_SLICING_FOUND). Not in half b, whose parser extracts it
+ * (there the sizes were refused: NO_VALID_SC_ALLOC_ALIGNMENT). */
+@pa_container_size("pipe_a", "ingress", "meta.br.lflags", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.f_fresh", 8)
+@pa_container_size("pipe_a", "ingress", "meta.br.r_grant", 8)
+@pa_container_size("pipe_a", "ingress", "meta.br.mflags", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.phase", 8)
+@pa_container_size("pipe_a", "ingress", "meta.br.wflags", 8)
+@pa_container_size("pipe_a", "ingress", "meta.br.level", 8)
+@pa_container_size("pipe_a", "ingress", "meta.br.rq_fwd", 8)
+@pa_container_size("pipe_a", "ingress", "meta.br.tlevel", 8)
+@pa_container_size("pipe_a", "ingress", "meta.br.nh_port", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.l_nc", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.idx", LOCK_W)
+@pa_container_size("pipe_a", "ingress", "meta.br.size0", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.size1", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.size", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.sl_idx", SLOT_W)
+@pa_container_size("pipe_a", "ingress", "meta.br.h_arg", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.h_step", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.q_endx", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.q_wrapx", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.q_end0x", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.q_endxx", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.srv_udp", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.rd_port", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.rd_tenant", 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.srv_ip", 32)
+@pa_container_size("pipe_a", "ingress", "meta.br.q_lim", 32)
+@pa_container_size("pipe_a", "ingress", "meta.br.b_val", 32)
+@pa_container_size("pipe_a", "ingress", "meta.br.bv", 32)
+@pa_container_size("pipe_a", "ingress", "meta.br.gts", 32)
+@pa_container_size("pipe_a", "ingress", "meta.br.now_b", 32)
+@pa_container_size("pipe_a", "ingress", "meta.br.nh_smac", 32, 16)
+@pa_container_size("pipe_a", "ingress", "meta.br.nh_dmac", 32, 16)
+#endif
 @pa_container_size("ingress", "hdr.adminf.result", 8)
 @pa_container_size("ingress", "hdr.adminf.level", 8)
 @pa_container_size("ingress", "hdr.adminf.offset", 16)
@@ -1116,11 +1405,89 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * warns of a table whose register's answers are not so pinned (tnaAnswerSlots). */
 @pa_container_size("ingress", "meta.grant", 8)
 @pa_container_size("ingress", "meta.compat", 8)
+/* The ingress's locals that half b reads are the bridge's fields in the fold (NL_LOCAL declares
+ * a local without it). */
+#if NETLOCK_FOLD
+#define NL_LOCAL(T, N)
+#define ptype meta.bl.ptype
+#define ad meta.bl.ad
+#define adm2 meta.bl.adm2
+#define badreq meta.bl.badreq
+#define clean_done meta.bl.clean_done
+#define clean_wd meta.bl.clean_wd
+#define exam meta.bl.exam
+#define forced meta.bl.forced
+#define nc meta.bl.nc
+#define retry meta.bl.retry
+#define sv_live meta.bl.sv_live
+#define t_in meta.bl.t_in
+#define ph meta.bl.ph
+#else
+#define NL_LOCAL(T, N) T N;
+#endif
+
+/* A NetLock packet that arrived on a port of another pipe than pipe 0, steered to pipe 0 as a
+ * recirculated fresh pass (the steering branch's comment in the ingress's apply block). */
+#define NL_STEER_PIPE0 \
+            hdr.kind.setValid(); \
+            hdr.kind.kind = KD_RECIRC; \
+            hdr.recirc.setValid(); \
+            hdr.recirc.phase = PH_FRESH; \
+            hdr.recirc.wflags = 0; \
+            hdr.recirc.send = 0; \
+            hdr.recirc.binc_qe = 0; \
+            hdr.recirc.examine = 0; \
+            hdr.recirc.pclean = 0; \
+            hdr.recirc.pend = 0; \
+            hdr.recirc.pad1 = 0; \
+            hdr.recirc.pad0 = 0; \
+            hdr.recirc.in_port = ig_md.ingress_port; \
+            hdr.recirc.level = 0; \
+            hdr.recirc.clevel = 0; \
+            hdr.recirc.cur = 0; \
+            hdr.recirc.left = 0; \
+            hdr.recirc.steps = 0; \
+            hdr.recirc.cleft = 0; \
+            hdr.recirc.chead = 0; \
+            hdr.recirc.pflags = 0; \
+            hdr.recirc.pslot = 0; \
+            hdr.recirc.pseq_hi = 0; \
+            hdr.recirc.pseq_lo = 0; \
+            hdr.recirc.a_lo = 0; \
+            ig_tm_md.ucast_egress_port = RECIRC_PORT; \
+            ig_tm_md.bypass_egress = 1; \
+            ANS_INVALID; \
+            exit;
+
+/* The writing pass's grant number (its resubmit header's). In the fold half b reads it where half a
+ * put it for hold_wr, the recirculation header's pending grant number (the writing pass with a
+ * grant sets it so): a copy of the resubmit header's into the bridge, written by half b's parser,
+ * put the field in one cluster with the token's 32-bit arithmetic that bf-p4c could not align
+ * (NO_VALID_SC_ALLOC_ALIGNMENT, 2026-12-01). */
+#if NETLOCK_FOLD
+#define WR_SEQ hdr.recirc.pseq_lo
+#else
+#define WR_SEQ meta.resub.seq
+#endif
+/* Its grant bit. In the fold a field of its own (meta.wr_grant), so that meta.resub, which half b
+ * writes for the next writing pass, is written by the ingress alone (written by half b's parser
+ * too, its byte had three sources: GreedyAllocation, 2026-12-01). */
+#if NETLOCK_FOLD
+#define WR_GRANT meta.wr_grant
+#else
+#define WR_GRANT meta.resub.grant
+#endif
+
+/* The fold: the ingress of pipe 0 runs half a (half 1), pipe 1's half b (half 2). */
 control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                        in ingress_intrinsic_metadata_t ig_md,
                        in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                        inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
-                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md)
+#if NETLOCK_FOLD
+                      (bit<2> half)
+#endif
+                      {
 
     /* ---- Per-lock state (index: the lock's index from lock_table) ----
      * lk_state pair: lo the holders, plus 0x10000 while the holder is exclusive; hi the
@@ -1365,7 +1732,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     RegisterAction<bit<32>, lock_t, bit<32>>(lk_tok) tok_next = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = v;
-            if (v == 0xffffffff) { v = 1; } else { v = v + 1; }
+            /* v + 1 == 0, not v == 0xffffffff: bf-p4c (Tofino 1) writes that comparison's constant
+             * as -4294967295, which bfas refuses ("too large for stateful alu", 2026-12-01) */
+            if (v + 1 == 0) { v = 1; } else { v = v + 1; }
         }
     };
     RegisterAction<bit<32>, lock_t, bit<32>>(lk_tok) tok_rd = {
@@ -1552,8 +1921,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * later stage tests; a 1-bit flag per kind of pass (fifteen, live to the last stage) did
      * not fit the PHV (bf-p4c, 2026-11-30). badreq: an acquire with txn 0, rejected. Declared
      * here, not in the apply block, as pass_type's actions write them. */
-    bit<4> ptype;
-    bit<1> badreq;
+    NL_LOCAL(bit<4>, ptype)
+    NL_LOCAL(bit<1>, badreq)
     action pass_is(bit<4> t) {
         ptype = t;
         badreq = 0;
@@ -1690,25 +2059,25 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * took1, q_take's answers (1: the acquire took a slot at that level); w0 and w1, the
      * waiters at each level as wait0_op's and wait1_op's register actions return them (0 if
      * none runs). */
-    bit<3>  ad;
+    NL_LOCAL(bit<3>, ad)
     bit<16> w0;
     bit<16> w1;
     /* adv: the head moved (a release's or a clean walk's); clean_wd: a clean walk's slot at the
      * head is withdrawn; g0 and g1: each level's gnext as gnext0_op's and gnext1_op's return
      * it (0 if none runs) */
     bit<1>  adv;
-    bit<1>  clean_wd;
+    NL_LOCAL(bit<1>, clean_wd)
     bit<16> g0;
     bit<16> g1;
     /* head: the worked level's head as head_op returned it (meta.hv); qdone: done slots
      * follow it (meta.dv != 0) */
     bit<16> head;
     bit<1>  qdone;
-    /* examine: a grant walk examines the slot at recirc.cur; pass_on: the walk may go past it;
+    /* exam: a grant walk examines the slot at recirc.cur; pass_on: the walk may go past it;
      * nc: the position after recirc.cur (QNEXT) */
-    bit<1>  examine;
+    NL_LOCAL(bit<1>, exam)
     bit<1>  pass_on;
-    bit<16> nc;
+    NL_LOCAL(bit<16>, nc)
     /* hi: a grant's token's high half, the grant number's, one less when its low half is above
      * the counter's (it was taken before the low half wrapped). One variable for the two
      * passes that compute it in the decisions (writing, retry walk): they exclude each other
@@ -1724,27 +2093,27 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* forced: the pass is an admin force-release's; finished: a release or withdrawal ended
      * with no walk and no clean walk; walk, clean: what comes next (a grant walk, a clean
      * walk): next_step's keys, set by the decisions */
-    bit<1>  forced;
+    NL_LOCAL(bit<1>, forced)
     bit<1>  finished;
     bit<1>  walk;
     bit<1>  clean;
     /* req_flags' and tok_lvl's answers (their comments) */
     bit<1>  has_ts;
     bit<1>  fresh;
-    bit<1>  retry;
-    bit<1>  t_in;
+    NL_LOCAL(bit<1>, retry)
+    NL_LOCAL(bit<1>, t_in)
     bit<1>  t_end;
     /* sv_flags' answer: the slot view's state is live (USED, in gnext's stage); kind_fix's:
      * the admin passes after the first (adm2) */
-    bit<1>  sv_live;
-    bit<1>  adm2;
+    NL_LOCAL(bit<1>, sv_live)
+    NL_LOCAL(bit<1>, adm2)
     /* qe_pick's answer: queue-empty is due; ov_pick's: lk_buf one more in the next pass
      * (PH_BINC), and a full level decided it (check queue-empty there) */
     bit<1>  qe;
     bit<1>  binc;
     bit<1>  binc_qe;
     /* clean_done: a clean walk's slot at the head is done (released or withdrawn) */
-    bit<1>  clean_done;
+    NL_LOCAL(bit<1>, clean_done)
 
     /* The request's flags, one table with const entries, first match first (five logical
      * tables as ifs): has_ts, its timestamp is not 0 (a 64-bit key: as a gateway's test it
@@ -1911,8 +2280,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * received) gets a fresh recirculation header. One table with const entries (five logical
      * tables as ifs); each field written once (two writes of a field are two stages to
      * bf-p4c: an output dependency). */
-#define PASS_FRESH_RECIRC \
-        meta.in_port = ig_md.ingress_port; \
+#define PASS_FRESH_RECIRC(PORT) \
+        meta.in_port = PORT; \
         meta.wflags = 0; \
         hdr.recirc.setValid(); \
         hdr.recirc.phase = PH_FRESH; \
@@ -1920,7 +2289,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.recirc.send = 0; \
         hdr.recirc.pad0 = 0; \
         hdr.recirc.pad1 = 0; \
-        hdr.recirc.in_port = ig_md.ingress_port; \
+        hdr.recirc.in_port = PORT; \
         hdr.recirc.pend = 0; \
         hdr.recirc.examine = 0; \
         hdr.recirc.pclean = 0; \
@@ -1931,30 +2300,67 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 #define PASS_RECIRC \
         meta.in_port = hdr.recirc.in_port; \
         meta.wflags = hdr.recirc.wflags;
+/* The fold: the bridge made valid, and whether the pass came in fresh (for half b's writing
+ * pass: RESUB_SET). In pass_in's actions: after the exits at the top of the apply block (whose
+ * packets leave half a without the bridge) and before the locals half b reads are written (they
+ * are the bridge's fields, NL_LOCAL, and setValid leaves a header's fields undefined); not in
+ * the run that makes the answer valid (bf-p4c put the validity bits of that run's headers and
+ * the bridge's in one container it could not allocate, GreedyAllocation, 2026-12-01). The pass's
+ * way to half b, through pipe 1's recirculation port, here too: the run at half a's end that
+ * writes the bridge has two hashes, and its action can take no action data (a constant port is
+ * one: bf-p4c, "requires hash, which can only be done through the hit pathway"). */
+#if NETLOCK_FOLD
+#define PASS_FRESH(F) meta.br.setValid(); meta.br.f_fresh = F; \
+    ig_tm_md.ucast_egress_port = RECIRC_PORT_B; ig_tm_md.bypass_egress = 1;
+#define PASS_RESUBMITTED meta.wr
+#else
+#define PASS_FRESH(F)
+#define PASS_RESUBMITTED ig_md.resubmit_flag
+#endif
     action pi_resub_recirc() {
         meta.phase = meta.resub.phase;
         PASS_RECIRC
+        PASS_FRESH(0)
     }
     action pi_resub_fresh() {
         meta.phase = meta.resub.phase;
-        PASS_FRESH_RECIRC
+        PASS_FRESH_RECIRC(ig_md.ingress_port)
+        PASS_FRESH(1)
     }
     action pi_recirc() {
         meta.phase = hdr.recirc.phase;
         PASS_RECIRC
+        PASS_FRESH(0)
     }
     action pi_fresh() {
         meta.phase = PH_FRESH;
-        PASS_FRESH_RECIRC
+        PASS_FRESH_RECIRC(ig_md.ingress_port)
+        PASS_FRESH(1)
     }
+#if NETLOCK_FOLD
+    /* The fold's writing pass of a pass that came in fresh: as pi_resub_fresh, the port the
+     * request came in on from the recirculation header half b sent it with. */
+    action pi_write_fresh() {
+        meta.phase = meta.resub.phase;
+        PASS_FRESH_RECIRC(hdr.recirc.in_port)
+        PASS_FRESH(1)
+    }
+#endif
     table pass_in {
         key = {
-            ig_md.resubmit_flag  : exact @name("resubmit");
+            PASS_RESUBMITTED     : exact @name("resubmit");
             hdr.recirc.isValid() : exact @name("recirc");
         }
+#if NETLOCK_FOLD
+        actions = { pi_resub_recirc; pi_resub_fresh; pi_recirc; pi_fresh; pi_write_fresh; }
+#else
         actions = { pi_resub_recirc; pi_resub_fresh; pi_recirc; pi_fresh; }
+#endif
         const default_action = pi_fresh();
         const entries = {
+#if NETLOCK_FOLD
+            (2, true) : pi_write_fresh();
+#endif
             (1, true) : pi_resub_recirc();
             (1, false) : pi_resub_fresh();
             (0, true) : pi_recirc();
@@ -2615,7 +3021,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.grant         : ternary @name("grant");
             ptype              : ternary @name("ptype");
             hdr.recirc.examine : ternary @name("examine");
-            meta.resub.grant   : ternary @name("resub_grant");
+            WR_GRANT           : ternary @name("resub_grant");
             ad                 : ternary @name("ad");
             meta.kind          : ternary @name("kind");
             meta.phase         : ternary @name("phase");
@@ -3114,7 +3520,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             ptype              : ternary @name("ptype");
             hdr.recirc.examine : ternary @name("examine");
             meta.tok_lo        : ternary @name("tok_lo");
-            meta.resub.grant   : ternary @name("resub_grant");
+            WR_GRANT           : ternary @name("resub_grant");
             ad                 : ternary @name("ad");
             meta.kind          : ternary @name("kind");
             meta.phase         : ternary @name("phase");
@@ -3271,6 +3677,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_atail;    /* admin.tail */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_agnext0;  /* admin.gnext, at level 0 and 1 */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_agnext1;
+#if NETLOCK_FOLD
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) mflags_h;   /* the bridge's one-bit metadata */
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) lflags_h;   /* the bridge's locals */
+#endif
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_cnt;   /* admin.value_lo (VAL_LO) */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_pass2;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) want_hi_h;    /* admin value >> SLOT_BITS, high half */
@@ -3334,7 +3744,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * apply block, p4c would propagate the difference into the if that tests it, which a
      * gateway cannot evaluate ("condition expression too complex"). */
     action gt_seq_cnt() {
-        meta.gt = meta.resub.seq |-| meta.tok_lo;   /* the writing pass's grant number > counter */
+        meta.gt = WR_SEQ |-| meta.tok_lo;   /* the writing pass's grant number > counter */
     }
     action gt_slot_cnt() {
         meta.gt = SV_SEQ |-| meta.tok_lo;           /* the retry walk's */
@@ -3655,7 +4065,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action gp_none() { hdr.recirc.pend = 0; }
     table grant_pend {
         key = {
-            examine     : ternary @name("examine");
+            exam     : ternary @name("examine");
             meta.grant  : ternary @name("grant");
             meta.tok_lo : ternary @name("tok_lo");
         }
@@ -3690,7 +4100,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             pass_on           : ternary @name("pass_on");
             w0                : ternary @name("w0");
             w1                : ternary @name("w1");
-            examine           : ternary @name("examine");
+            exam           : ternary @name("examine");
             meta.grant        : ternary @name("grant");
             hdr.recirc.pclean : ternary @name("pclean");
             meta.level        : ternary @name("level");
@@ -3912,11 +4322,25 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * (nh_ok 0) it is no answer, counted as a drop (DR_NO_ROUTE) whatever the pass does. */
     action o_route_drop(bit<32> why) { nl_drops.count(why); }
     action o_route_on() { hdr.ipv4.ttl = hdr.ipv4.ttl - 1; }
+#if NETLOCK_FOLD
+    /* The fold: the writing pass goes back to half a (pipe 0) recirculated, with the resubmit
+     * header after its kind (KD_WRITE), the recirculation header with the request's port. */
+    action o_resub() {
+        hdr.kind.setValid();
+        hdr.kind.kind = KD_WRITE;
+        hdr.wr = meta.resub;
+        hdr.recirc.in_port = meta.in_port;
+        ANS_INVALID;
+        ig_tm_md.ucast_egress_port = RECIRC_PORT;
+        ig_tm_md.bypass_egress = 1;
+    }
+#else
     action o_resub() {
         hdr.recirc.setInvalid();
         ANS_INVALID;
         ig_dprsr_md.resubmit_type = RESUB_WRITE;
     }
+#endif
     action o_resub_noroute() { o_resub(); nl_drops.count(DR_NO_ROUTE); }
     action o_recirc_go() {
         hdr.kind.setValid();
@@ -4020,7 +4444,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         gt_seq_cnt();
         ans_grant(hdr.nl.cip, hdr.nl.cport, hdr.nl.tenant);
         hdr.a_nl.ts = hdr.nl.ts;
-        meta.k_lo = meta.resub.seq;   /* the token's choice: here, not after the comparison's if */
+        meta.k_lo = WR_SEQ;   /* the token's choice: here, not after the comparison's if */
         meta.tk = TK_ANS;             /* (a run after an if is a logical table of its own) */
     }
     /* The retry walk's grant to the slot's client (its ts the slot's, read by the pool's
@@ -4162,6 +4586,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     apply {
+#if NETLOCK_FOLD
+      if (half == 1) {
+#endif
         /* ================= classification ================= */
         meta.a_valid = 0;
         meta.a_fwd = 0;
@@ -4173,10 +4600,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         h_o_cur();   /* slot_t is 32 bits at the default sizes */
         h_o_ch();
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
-            /* A raw frame from the controller. */
+            /* A raw frame from the controller: out as it came, also when the fold's half b
+             * steered it here from the CPU port (its kind and recirculation headers dropped;
+             * without the fold a raw frame leaves from the pipe it came in on). */
             ig_tm_md.ucast_egress_port = hdr.packet_out.egress_port;
             ig_tm_md.bypass_egress = 1;
             hdr.packet_out.setInvalid();
+            hdr.kind.setInvalid();
+            hdr.recirc.setInvalid();
             ANS_INVALID;
             exit;
         } else if (hdr.udp.isValid() && meta.nl_port == 1 && ig_md.ingress_port[8:7] != 0) {
@@ -4195,35 +4626,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * packet cannot come in on RECIRC_PORT or resubmitted in another pipe: both are
              * pipe 0's. Routed packets (not NetLock's) stay in their pipe: lock state is not
              * theirs. */
-            hdr.kind.setValid();
-            hdr.kind.kind = KD_RECIRC;
-            hdr.recirc.setValid();
-            hdr.recirc.phase = PH_FRESH;
-            hdr.recirc.wflags = 0;
-            hdr.recirc.send = 0;
-            hdr.recirc.binc_qe = 0;
-            hdr.recirc.examine = 0;
-            hdr.recirc.pclean = 0;
-            hdr.recirc.pend = 0;
-            hdr.recirc.pad1 = 0;
-            hdr.recirc.pad0 = 0;
-            hdr.recirc.in_port = ig_md.ingress_port;
-            hdr.recirc.level = 0;
-            hdr.recirc.clevel = 0;
-            hdr.recirc.cur = 0;
-            hdr.recirc.left = 0;
-            hdr.recirc.steps = 0;
-            hdr.recirc.cleft = 0;
-            hdr.recirc.chead = 0;
-            hdr.recirc.pflags = 0;
-            hdr.recirc.pslot = 0;
-            hdr.recirc.pseq_hi = 0;
-            hdr.recirc.pseq_lo = 0;
-            hdr.recirc.a_lo = 0;
-            ig_tm_md.ucast_egress_port = RECIRC_PORT;
-            ig_tm_md.bypass_egress = 1;
-            ANS_INVALID;
-            exit;
+            NL_STEER_PIPE0
         }
         if (hdr.ipv4.isValid() && !meta.csum_ok) {
             DROP_COUNT(DR_CHECKSUM);
@@ -4349,7 +4752,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         tok_lvl.apply();
         /* The request's fields later passes test, before the exit below (what follows an if
          * that exits is a stage after its gateway, to bf-p4c) */
+#if NETLOCK_FOLD
+        ph = meta.phase;
+#else
         bit<8> ph = meta.phase;
+#endif
         /* (Before the push-back's exit below, as the request's fields: the slot needs only the
          * phase and lock_table's region starts.) */
         slot_pick.apply();   /* (slot_pick's comment) */
@@ -4457,8 +4864,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 #define PRE_OK (meta.fl_hi == 2 || (meta.fl_hi == 1 && meta.fl_lo == 1))
 
         /* ================= stage: the pool's txn and client ================= */
-        examine = 1w0;
-        if (ptype == P_GRANT && hdr.recirc.examine == 1) { examine = 1w1; }
+        exam = 1w0;
+        if (ptype == P_GRANT && hdr.recirc.examine == 1) { exam = 1w1; }
         /* The grant walk sends the grant decided in the pass before (ans_grant_pending) here,
          * before the pool's flags block reads the examined slot's flags into pflags; the pool's
          * blocks read the pending slot's txn, client, lease and timestamp (hd_idx) into the
@@ -4466,7 +4873,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (ptype == P_GRANT && hdr.recirc.pend == 1) {
             ans_grant_pending();
             h_pend_lo();
-        } else if (ptype == P_WRITE && meta.resub.grant == 1) {
+        } else if (ptype == P_WRITE && WR_GRANT == 1) {
             /* the writing pass's grant number, which hold_wr writes (0: it waits); the pass
              * type in each condition (an if whose branch holds only ifs is a gateway of its
              * own, a logical table) */
@@ -4556,6 +4963,45 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.b_val = val_b.get({hdr.adminf.value_lo[15:0]});
         }
         buf_op.apply();   /* (buf_op's comment) */
+
+#if NETLOCK_FOLD
+        /* The fold: half a ends here; the packet goes to half b with the bridge (nl_bridge_t), in
+         * one action: its two hashes' 32 bits are what an action's immediate data takes (bf-p4c),
+         * and a run after an if would be a stage later. */
+        NL_BRIDGE_FIELDS(NL_BRIDGE_OUT)
+        meta.br.lflags = lflags_h.get({ptype, ad, adm2, badreq, clean_done, clean_wd, exam, forced, retry, sv_live, t_in});
+        meta.br.mflags = mflags_h.get({2w0, meta.kind, meta.txn_hi_ok, meta.txn_lo_ok, meta.valid, meta.found, meta.ended_hit, meta.expired_hit, meta.dup_hit, meta.paused, meta.nh_ok, meta.a_valid, meta.a_routed, meta.a_fwd});
+        meta.br.l_nc = nc;
+        meta.br.r_grant = WR_GRANT;
+      } else {
+        /* Half b: a packet from a port of pipe 1 other than RECIRC_PORT_B goes to pipe 0 first,
+         * as the steering branch of half a sends one (NL_STEER_PIPE0). */
+        if (meta.br_in == 0) {
+            NL_STEER_PIPE0
+        }
+        /* the port the request came in on (pass_in wrote it in both places alike): copied here,
+         * not by the parser, which would fix its place in its containers to the recirculation
+         * header's, where the packet_in header wants another (bf-p4c,
+         * ACTION_CANNOT_BE_SYNTHESIZED) */
+        meta.in_port = hdr.recirc.in_port;
+        /* the metadata half a's classification starts at 0 that half b writes in some passes */
+        meta.reply = 0;
+        meta.cont = 0;
+        meta.resub_go = 0;
+        meta.quota = 0;
+        meta.meter_color = 0;
+        meta.ov = 0;
+        meta.grant = 0;
+        meta.qv = 0;
+        meta.dv = 0;
+        meta.hv = 0;
+        finished = 0;
+        walk = 0;
+        clean = 0;
+#endif
+        /* Whether an acquire overflows, from lk_buf's count and the lock's pause: here, after
+         * the fold's cut, so that half a does not wait a stage for it (half b takes bv and
+         * paused from the bridge). */
         ov_b = 0;   /* an acquire overflows: requests buffered, or the lock paused */
         if (meta.bv != 0 || meta.paused == 1) {
             ov_b = 1;
@@ -4682,7 +5128,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= stage: lk_state ================= */
         /* An acquire takes a place at the lock (tested in place, as REL_GO). */
 #define TAKE (ptype == P_ACQ && acq_go == 1 && (meta.took0 == 1 || meta.took1 == 1))
-        if (ptype == P_REL || examine == 1 || ptype == P_WD) {
+        if (ptype == P_REL || exam == 1 || ptype == P_WD) {
             meta.s_mode = SV_MODE;
         } else {
             meta.s_mode = hdr.nl.mode;
@@ -4736,7 +5182,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* A grant walk passes the slot it examines (USED) when it granted it or the slot is not
          * live, tested in place on sv_live (computed with the slot's flags: a != under an || is
          * "gateway condition too complex"; a flag computed here would be a stage before gnext). */
-#define USED (examine == 1 && (sv_live == 0 || meta.grant == 1))
+#define USED (exam == 1 && (sv_live == 0 || meta.grant == 1))
         pass_on = 0;   /* ... and the walk may go past it (not a live exclusive request) */
         if (USED) {
             /* the slot's test as an equality on state and mode (as above) */
@@ -4755,7 +5201,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * enqueue, computed here (a stateful ALU compare takes one PHV operand, and
              * QNEXT of a PHV value needs two: the position and the region's end) */
             QNEXT_SET(meta.g_arg, meta.tail)
-        } else if (examine == 1) {
+        } else if (exam == 1) {
             meta.g_arg = nc;   /* read only if the walk passes the slot (USED) */
         }
         gnext0_op.apply();   /* (gnext0_op's comment) */
@@ -4866,7 +5312,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             ovf_op.apply();   /* (ovf_op's comment) */
         } else if (ptype == P_ACQ && acq_go == 1 && meta.tok_lo == 0xffffffff) {
             /* the slot's write (RESUB_SET) and the number taken (tok_next's comment) */
-#define RESUB_SET meta.resub.setValid(); meta.resub.phase = PH_WRITE; meta.resub.pad0 = 0; \
+#if NETLOCK_FOLD
+#define RESUB_FRESH meta.bl.f_fresh
+#else
+#define RESUB_FRESH 0
+#endif
+#define RESUB_SET meta.resub.setValid(); meta.resub.phase = PH_WRITE; meta.resub.fresh = RESUB_FRESH; \
             meta.resub.grant = meta.grant; meta.resub.off = pos_resub.get({meta.tail}); meta.resub_go = 1;
             RESUB_SET
             meta.resub.seq = 1;
@@ -4876,7 +5327,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ptype == P_BINC && qe == 1) {
             /* ---- an overflow decided at a level's count: counted in lk_buf now ---- */
             ans_queue_empty();   /* the level drained since the overflow */
-        } else if (ptype == P_WRITE && meta.resub.grant == 1) {
+        } else if (ptype == P_WRITE && WR_GRANT == 1) {
             /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
             write_grant();
             if (meta.gt != 0) {   /* seq > tok_lo */
@@ -5027,8 +5478,27 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ================= the answer's next hop, what the packet becomes ================= */
         out_pick.apply();   /* (out_pick's comment) */
+#if NETLOCK_FOLD
+      }
+#endif
     }
 }
+#if NETLOCK_FOLD
+#undef ptype
+#undef ad
+#undef adm2
+#undef badreq
+#undef clean_done
+#undef clean_wd
+#undef exam
+#undef forced
+#undef nc
+#undef ov_b
+#undef retry
+#undef sv_live
+#undef t_in
+#undef ph
+#endif
 
 control NetlockIngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
                                in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
@@ -5039,12 +5509,16 @@ control NetlockIngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_
      * Trying to create field slice larger than field: bit[127..0].size() > ...resubmit_type<3>"
      * (FinalizePhysicalLiverange; a 40-line program with Resubmit(1) does the same,
      * 2026-12-01). */
+#if !NETLOCK_FOLD
     Resubmit() resubmit;
+#endif
 
     apply {
+#if !NETLOCK_FOLD
         if (ig_dprsr_md.resubmit_type == RESUB_WRITE) {
             resubmit.emit(meta.resub);
         }
+#endif
         if (hdr.ipv4.isValid()) {
             hdr.ipv4.hdrChecksum = ipv4_csum.update({
                 hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.totalLen,
@@ -5054,6 +5528,18 @@ control NetlockIngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_
         pkt.emit(hdr);
     }
 }
+
+#if NETLOCK_FOLD
+/* The fold, half a's deparser: the bridge in front of the packet (half a changes no IPv4 header
+ * field: no checksum to update). */
+control NetlockIngressDeparserA(packet_out pkt, inout headers_t hdr, in metadata_t meta,
+                                in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    apply {
+        pkt.emit(meta.br);
+        pkt.emit(hdr);
+    }
+}
+#endif
 
 /* ---- Egress: writes answers ---- */
 struct eg_metadata_t {
@@ -5171,7 +5657,16 @@ control NetlockEgressDeparser(packet_out pkt, inout headers_t hdr, in eg_metadat
     }
 }
 
+#if NETLOCK_FOLD
+Pipeline(NetlockIngressParser(1), NetlockIngress(1), NetlockIngressDeparserA(),
+         NetlockEgressParser(), NetlockEgress(), NetlockEgressDeparser()) pipe_a;
+Pipeline(NetlockIngressParser(2), NetlockIngress(2), NetlockIngressDeparser(),
+         NetlockEgressParser(), NetlockEgress(), NetlockEgressDeparser()) pipe_b;
+
+Switch(pipe_a, pipe_b) main;
+#else
 Pipeline(NetlockIngressParser(), NetlockIngress(), NetlockIngressDeparser(),
          NetlockEgressParser(), NetlockEgress(), NetlockEgressDeparser()) pipe;
 
 Switch(pipe) main;
+#endif

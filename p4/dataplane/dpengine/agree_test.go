@@ -19,30 +19,35 @@ import (
 // same admin replies, and hold the same lock state: per-lock registers and the slots of every
 // lock's regions, field by field (the TNA program keeps them in 32-bit halves). Six inputs in
 // a hundred are admin probes of a random lock, level and offset (read-only, so the oracle is
-// not affected). Re-run one sequence with -seed=N.
+// not affected). The TNA program runs as one Pipeline (tna) and as the Tofino 1 fold
+// (tna-fold: dataplane.TNAFold, two Pipelines on a chip of two pipes; its registers read from the
+// Pipeline that uses them). Re-run one sequence with -seed=N.
 func TestProgramsAgree(t *testing.T) {
 	n := 200
 	if testing.Short() || raceDetector {
 		n = 20
 	}
-	for _, rules := range diffConfigs {
-		t.Run(rules.name, func(t *testing.T) {
-			a := newDiffSwitch(t, dataplane.V1Model, rules, nil, engine.PipelineInterpreted)
-			b := newDiffSwitch(t, dataplane.TNA, rules, nil, engine.PipelineInterpreted)
-			for _, seed := range diffSeeds(t, n) {
-				ok := t.Run("", func(t *testing.T) {
-					defer func() {
-						if t.Failed() {
-							t.Logf("seed %d (re-run: go test ./p4/dataplane/dpengine -run 'TestProgramsAgree/%s' -seed=%d)", seed, rules.name, seed)
-						}
-					}()
-					runDiff(t, a, b, rules, seed)
-				})
-				if !ok {
-					return
+	for _, prog := range []dataplane.Program{dataplane.TNA, dataplane.TNAFold} {
+		for _, rules := range diffConfigs {
+			name := prog.Label() + "/" + rules.name
+			t.Run(name, func(t *testing.T) {
+				a := newDiffSwitch(t, dataplane.V1Model, rules, nil, engine.PipelineInterpreted)
+				b := newDiffSwitch(t, prog, rules, nil, engine.PipelineInterpreted)
+				for _, seed := range diffSeeds(t, n) {
+					ok := t.Run("", func(t *testing.T) {
+						defer func() {
+							if t.Failed() {
+								t.Logf("seed %d (re-run: go test ./p4/dataplane/dpengine -run 'TestProgramsAgree/%s' -seed=%d)", seed, name, seed)
+							}
+						}()
+						runDiff(t, a, b, rules, seed)
+					})
+					if !ok {
+						return
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

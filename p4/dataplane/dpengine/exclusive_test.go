@@ -36,18 +36,22 @@ func adminExclusive(src string) []string {
 // when its anchors are not where they were.
 func instrumentExclusive(src string, fields []string) (string, error) {
 	const ctl = "control NetlockIngress("
-	const next = "\n}\n\ncontrol NetlockIngressDeparser("
+	const next = "\ncontrol NetlockIngressDeparser("
 	i := strings.Index(src, ctl)
 	if i < 0 {
 		return "", fmt.Errorf("no %q", ctl)
 	}
 	a := strings.Index(src[i:], "\n    apply {\n")
-	e := strings.Index(src, next)
-	if a < 0 || e < 0 || !strings.HasSuffix(src[:e], "\n    }") {
+	d := strings.Index(src, next)
+	e := -1
+	if d > i {
+		e = strings.LastIndex(src[i:d], "\n    }\n}\n") // the apply block's end, the control's
+	}
+	if a < 0 || e < 0 {
 		return "", fmt.Errorf("the ingress's apply block is not where it was")
 	}
 	a += i + len("\n    apply {\n")
-	e -= len("    }")
+	e += i + 1
 	var set, changed strings.Builder
 	set.WriteString("        if (hdr.admin.isValid()) {\n")
 	for k, f := range fields {

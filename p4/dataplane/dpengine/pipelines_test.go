@@ -32,4 +32,5 @@ var pipelineRuns = []pipelineRun{
 	{dataplane.V1Model.Name, dataplane.V1Model, engine.PipelineInterpreted},
 	{dataplane.V1Model.Name + "-gen", dataplane.V1Model, engine.PipelineGenerated},
 	{dataplane.TNA.Name, dataplane.TNA, engine.PipelineInterpreted},
+	{dataplane.TNAFold.Label(), dataplane.TNAFold, engine.PipelineInterpreted},
 }

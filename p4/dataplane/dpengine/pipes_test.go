@@ -23,10 +23,10 @@ const pipeSteer = "ig_md.ingress_port[8:7] != 0) {"
 // port (255, pipe 1) and the first client's release. It reports whether the second client was
 // granted while the first held the lock, the txn the probe saw holding the lock, and whether
 // the release granted the second client.
-func pipesOutcome(t *testing.T, src []byte) (both bool, probed uint64, walked bool) {
+func pipesOutcome(t *testing.T, prog dataplane.Program, src []byte) (both bool, probed uint64, walked bool) {
 	t.Helper()
 	const lock = 7
-	r := newRigWith(t, dataplane.TNA, dataplane.Sizing{Locks: 8, PartBits: 6}, src, engine.PipelineInterpreted,
+	r := newRigWith(t, prog, dataplane.Sizing{Locks: 8, PartBits: 6}, src, engine.PipelineInterpreted,
 		func(c *engine.Config) { c.Pipes = 2 })
 	must(t, r.sw.SetLock(dataplane.LockEntry{Lock: lock, Index: 1, Server: 1,
 		Regions: [dataplane.Levels]dataplane.Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
@@ -56,15 +56,21 @@ func pipesOutcome(t *testing.T, src []byte) (both bool, probed uint64, walked bo
 }
 
 func TestPipesShareNoLock(t *testing.T) {
-	both, probed, walked := pipesOutcome(t, nil)
-	if both {
-		t.Error("two clients on two pipes both hold one exclusive lock")
-	}
-	if probed != 42 {
-		t.Errorf("the admin probe (CPU port, pipe 1) saw txn %d holding the lock, want 42 (pipe 0's state)", probed)
-	}
-	if !walked {
-		t.Error("the release did not grant the waiter of the other pipe (port 130)")
+	// the program of one Pipeline in both pipes, and the fold (half b in pipe 1 steers the
+	// packets of pipe 1's ports to pipe 0, half a)
+	for _, prog := range []dataplane.Program{dataplane.TNA, dataplane.TNAFold} {
+		t.Run(prog.Label(), func(t *testing.T) {
+			both, probed, walked := pipesOutcome(t, prog, nil)
+			if both {
+				t.Error("two clients on two pipes both hold one exclusive lock")
+			}
+			if probed != 42 {
+				t.Errorf("the admin probe (CPU port, pipe 1) saw txn %d holding the lock, want 42 (pipe 0's state)", probed)
+			}
+			if !walked {
+				t.Error("the release did not grant the waiter of the other pipe (port 130)")
+			}
+		})
 	}
 }
 
@@ -77,7 +83,7 @@ func TestPipesShareNoLockCatches(t *testing.T) {
 		t.Fatalf("p4/%s: the steering condition %q is not there once: update this test", dataplane.TNA.File, pipeSteer)
 	}
 	mut := strings.Replace(src, pipeSteer, "ig_md.ingress_port[8:7] == 3) {", 1)
-	if both, _, _ := pipesOutcome(t, []byte(mut)); !both {
+	if both, _, _ := pipesOutcome(t, dataplane.TNA, []byte(mut)); !both {
 		t.Error("without the steering the second client was not granted: the test cannot tell the pipes apart")
 	}
 }

@@ -775,7 +775,7 @@ func loadScenarioProgram(prog dataplane.Program, source []byte) (*front.Checked,
 			return os.ReadFile(p)
 		}
 	}
-	return front.LoadWith(path, read)
+	return front.LoadOptions(path, front.Options{Defines: prog.Defines, ReadFile: read})
 }
 
 // runScenario runs the scenario src, checked against its STF file (which -update rewrites from
@@ -807,7 +807,7 @@ func runScenario(checked *front.Checked, prog dataplane.Program, pl engine.Pipel
 	// that advances one microsecond per reading.
 	now := time.Unix(0, 0)
 	sw, err := engine.Load(checked, pipelineConfig(engine.Config{TofinoConstraints: pl != engine.PipelineGenerated,
-		Now: func() time.Time { now = now.Add(time.Microsecond); return now }}, pl))
+		Now: func() time.Time { now = now.Add(time.Microsecond); return now }, Pipes: prog.Pipes, Loopback: prog.Loopback}, pl))
 	if err != nil {
 		return nil, err
 	}
@@ -816,6 +816,13 @@ func runScenario(checked *front.Checked, prog dataplane.Program, pl engine.Pipel
 		return nil, err
 	}
 	cmds = ScenarioSTF(prog.Name, cmds)
+	if prog.Pipes > 1 {
+		owners, err := RegisterOwners(checked)
+		if err != nil {
+			return nil, err
+		}
+		cmds = PipelinesSTF(cmds, sw, func(r string) (string, bool) { o, ok := owners[r]; return o, ok })
+	}
 	res, err := stf.Run(sw, cmds)
 	if err != nil {
 		return nil, err
