@@ -165,18 +165,7 @@ func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
 
 func (cp *compiler) bindCtor(inner, outer *scope, params []*front.Param, args []*front.Arg) {
 	for i, p := range params {
-		var e front.Expr
-		if i < len(args) {
-			e = args[i].Value
-		}
-		for _, a := range args {
-			if a.Name == p.Name {
-				e = a.Value
-			}
-		}
-		if e == nil {
-			e = p.Deflt
-		}
+		e := front.CtorArg(params, args, i)
 		if e == nil {
 			continue
 		}

@@ -93,3 +93,20 @@ func (c *Checked) V1Switch() (*V1Switch, error) {
 	}
 	return &V1Switch{blocks[0], blocks[1], blocks[2], blocks[3], blocks[4], blocks[5]}, nil
 }
+
+// CtorArg is the expression that binds constructor parameter params[i] of an instantiation with
+// args: its named argument, else its positional one (args[i] without a name), else the
+// parameter's default; nil when none does. The engine binds a block's constructor parameters and
+// the Tofino model specializes a control by it (one rule for both).
+func CtorArg(params []*Param, args []*Arg, i int) Expr {
+	p := params[i]
+	for _, a := range args {
+		if a.Name == p.Name {
+			return a.Value
+		}
+	}
+	if i < len(args) && args[i].Name == "" {
+		return args[i].Value
+	}
+	return p.Deflt
+}

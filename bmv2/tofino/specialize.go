@@ -62,18 +62,7 @@ func Specialize(b front.Block, consts map[front.Expr]front.Value) *front.Control
 func ctorValues(params []*front.Param, args []*front.Arg, consts map[front.Expr]front.Value) map[*front.Param]uint64 {
 	vals := map[*front.Param]uint64{}
 	for i, p := range params {
-		var e front.Expr
-		if i < len(args) && args[i].Name == "" {
-			e = args[i].Value
-		}
-		for _, a := range args {
-			if a.Name == p.Name {
-				e = a.Value
-			}
-		}
-		if e == nil {
-			e = p.Deflt
-		}
+		e := front.CtorArg(params, args, i)
 		if e == nil {
 			continue
 		}
