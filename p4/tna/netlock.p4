@@ -469,12 +469,14 @@ header nl_resub_t {
 
 #if NETLOCK_FOLD
 /* The fold's bridge: what half a (pipe 0) computed that half b (pipe 1) reads, in front of the
- * packet a sends to b (NetlockIngressDeparserA) and extracted by b's parser into metadata
- * (meta.br). Its first fields are the ingress's locals that b reads (they are meta.br's fields
- * in the fold: NL_LOCAL), the rest copies of metadata fields (BRIDGE_OUT in a, the parser's
- * parse_bridge in b). Which fields: those a writes and b reads (the table dependency graphs of
- * the two halves). What a's ingress leaves in the packet's headers (the answer, the
- * recirculation header, the request's) goes as the packet, parsed again by b. */
+ * packet a sends to b (NetlockIngressDeparserA; half a writes it as meta.br) and extracted by b's
+ * parser into a parser-local header (brin) that it copies out of (parse_bridge). Its fields: the
+ * ingress's locals that b reads (nl_locals_t, NL_LOCAL) packed by one hash (lflags) but nc; the
+ * one-bit metadata packed by another (mflags); whether the pass came in fresh and the writing
+ * pass's grant bit; copies of metadata fields (NL_BRIDGE_FIELDS). Which fields: those a writes and
+ * b reads (the table dependency graphs of the two halves). What a's ingress leaves in the
+ * packet's headers (the answer, the recirculation header, the request's) goes as the packet,
+ * parsed again by b. */
 header nl_bridge_t {
     /* Each field below 8 bits in a byte of its own (@pa_container_size 8, below): different
      * actions write them, and bf-p4c writes one container by one instruction of at most two
@@ -1405,8 +1407,9 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * warns of a table whose register's answers are not so pinned (tnaAnswerSlots). */
 @pa_container_size("ingress", "meta.grant", 8)
 @pa_container_size("ingress", "meta.compat", 8)
-/* The ingress's locals that half b reads are the bridge's fields in the fold (NL_LOCAL declares
- * a local without it). */
+/* The ingress's locals that half b reads are metadata in the fold (meta.bl, nl_locals_t; NL_LOCAL
+ * declares a local without the fold): half a packs them into the bridge, half b's parser takes
+ * them out of it. */
 #if NETLOCK_FOLD
 #define NL_LOCAL(T, N)
 #define ptype meta.bl.ptype
@@ -2302,8 +2305,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.wflags = hdr.recirc.wflags;
 /* The fold: the bridge made valid, and whether the pass came in fresh (for half b's writing
  * pass: RESUB_SET). In pass_in's actions: after the exits at the top of the apply block (whose
- * packets leave half a without the bridge) and before the locals half b reads are written (they
- * are the bridge's fields, NL_LOCAL, and setValid leaves a header's fields undefined); not in
+ * packets leave half a without the bridge) and before the bridge's fields are written (f_fresh
+ * here, the rest at half a's end: setValid leaves a header's fields undefined); not in
  * the run that makes the answer valid (bf-p4c put the validity bits of that run's headers and
  * the bridge's in one container it could not allocate, GreedyAllocation, 2026-12-01). The pass's
  * way to half b, through pipe 1's recirculation port, here too: the run at half a's end that
