@@ -759,7 +759,7 @@ func pipelineCounters(sw *engine.Switch, name string) ([]*engine.Counter, error)
 	}
 	var ks []*engine.Counter
 	for _, x := range sw.Counters() {
-		if _, rest, ok := strings.Cut(x.Name, "."); ok && rest == name {
+		if x.Name != name && engine.InPipeline(x.Name, name) {
 			ks = append(ks, x)
 		}
 	}

@@ -67,7 +67,7 @@ func PipelinesSTF(cmds []stf.Command, sw *engine.Switch, owner func(register str
 	copies := func(names []string, name string) []string {
 		var out []string
 		for _, n := range names {
-			if _, rest, ok := strings.Cut(n, "."); ok && rest == name {
+			if n != name && engine.InPipeline(n, name) {
 				out = append(out, n)
 			}
 		}

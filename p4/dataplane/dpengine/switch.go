@@ -80,7 +80,7 @@ func (sw *Switch) table(name string) (*engine.Table, error) {
 func (sw *Switch) eachTable(name string, f func(*engine.Table) error) error {
 	var found bool
 	for _, t := range sw.Tables() {
-		if t.Name == name || strings.HasSuffix(t.Name, "."+name) && strings.Count(t.Name, ".") == strings.Count(name, ".")+1 {
+		if engine.InPipeline(t.Name, name) {
 			found = true
 			if err := f(t); err != nil {
 				return err
@@ -181,7 +181,7 @@ func (sw *Switch) SetTenantLimit(tenant uint16, index int, rate float64, burst u
 	perMicro := rate / 1e6
 	var found bool
 	for _, m := range sw.Meters() {
-		if m.Name == dataplane.MeterTenant || strings.HasSuffix(m.Name, "."+dataplane.MeterTenant) {
+		if engine.InPipeline(m.Name, dataplane.MeterTenant) {
 			found = true
 			if err := m.SetRates(index, engine.MeterConfig{CIR: perMicro, PIR: perMicro, CBS: burst, PBS: burst}); err != nil {
 				return err
@@ -199,7 +199,7 @@ func (sw *Switch) Drops() ([dataplane.DropReasons]uint64, error) {
 	var out [dataplane.DropReasons]uint64
 	var found bool
 	for _, k := range sw.Counters() {
-		if k.Name != dataplane.CounterDrops && !strings.HasSuffix(k.Name, "."+dataplane.CounterDrops) {
+		if !engine.InPipeline(k.Name, dataplane.CounterDrops) {
 			continue
 		}
 		found = true
