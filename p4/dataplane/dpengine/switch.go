@@ -65,33 +65,40 @@ func load(prog dataplane.Program, s dataplane.Sizing, src []byte, cfg engine.Con
 	return out, nil
 }
 
-func (sw *Switch) table(name string) (*engine.Table, error) {
-	t, err := sw.Table(name)
-	if err != nil {
-		return nil, fmt.Errorf("dataplane: %w", err)
-	}
-	return t, nil
-}
-
 // eachTable calls f with name's table in each Pipeline that has it: the one table of a
 // program of one Pipeline; in a program of several (the TNA program's fold: NETLOCK_FOLD),
 // the control plane writes every Pipeline's copy, as bf_switchd's pipe scopes have it
 // written per pipe (engine: Pipeline objects are named pipe.Control.name).
 func (sw *Switch) eachTable(name string, f func(*engine.Table) error) error {
-	var found bool
-	for _, t := range sw.Tables() {
-		if engine.InPipeline(t.Name, name) {
-			found = true
-			if err := f(t); err != nil {
-				return err
-			}
+	ts, err := pipelineCopies(sw.Tables(), func(t *engine.Table) string { return t.Name }, name, sw.Table)
+	if err != nil {
+		return fmt.Errorf("dataplane: %w", err)
+	}
+	for _, t := range ts {
+		if err := f(t); err != nil {
+			return err
 		}
 	}
-	if !found {
-		_, err := sw.table(name)
-		return err
-	}
 	return nil
+}
+
+// pipelineCopies returns the objects of xs that are name or its copy in a Pipeline
+// (engine.InPipeline), else the one object the engine's lookup (one) finds by name.
+func pipelineCopies[T any](xs []T, nameOf func(T) string, name string, one func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, x := range xs {
+		if engine.InPipeline(nameOf(x), name) {
+			out = append(out, x)
+		}
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	x, err := one(name)
+	if err != nil {
+		return nil, err
+	}
+	return []T{x}, nil
 }
 
 // SetRack sets the rack configuration.
@@ -179,17 +186,14 @@ func (sw *Switch) SetTenantLimit(tenant uint16, index int, rate float64, burst u
 		return err
 	}
 	perMicro := rate / 1e6
-	var found bool
-	for _, m := range sw.Meters() {
-		if engine.InPipeline(m.Name, dataplane.MeterTenant) {
-			found = true
-			if err := m.SetRates(index, engine.MeterConfig{CIR: perMicro, PIR: perMicro, CBS: burst, PBS: burst}); err != nil {
-				return err
-			}
-		}
+	ms, err := pipelineCopies(sw.Meters(), func(m *engine.Meter) string { return m.Name }, dataplane.MeterTenant, sw.Meter)
+	if err != nil {
+		return fmt.Errorf("dataplane: %w", err)
 	}
-	if !found {
-		return fmt.Errorf("dataplane: meter %s not found", dataplane.MeterTenant)
+	for _, m := range ms {
+		if err := m.SetRates(index, engine.MeterConfig{CIR: perMicro, PIR: perMicro, CBS: burst, PBS: burst}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -197,19 +201,15 @@ func (sw *Switch) SetTenantLimit(tenant uint16, index int, rate float64, burst u
 // Drops returns the drop counter's packets per reason.
 func (sw *Switch) Drops() ([dataplane.DropReasons]uint64, error) {
 	var out [dataplane.DropReasons]uint64
-	var found bool
-	for _, k := range sw.Counters() {
-		if !engine.InPipeline(k.Name, dataplane.CounterDrops) {
-			continue
-		}
-		found = true
+	ks, err := pipelineCopies(sw.Counters(), func(k *engine.Counter) string { return k.Name }, dataplane.CounterDrops, sw.Counter)
+	if err != nil {
+		return out, fmt.Errorf("dataplane: %w", err)
+	}
+	for _, k := range ks { // the packets counted in every Pipeline
 		for i := range out {
 			n, _, _ := k.Read(i)
 			out[i] += n
 		}
-	}
-	if !found {
-		return out, fmt.Errorf("dataplane: counter %s not found", dataplane.CounterDrops)
 	}
 	return out, nil
 }
