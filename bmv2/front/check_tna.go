@@ -361,6 +361,7 @@ func (c *checker) tnaPipelineRules() {
 				c.tnaGatewayConditions(b)
 				c.tnaImmediateBits(b)
 				c.tnaTableImmediateBits(b)
+				c.tnaHashPathway(b)
 				c.tnaInstructionMemory(b)
 			}
 		}

@@ -1130,9 +1130,9 @@ func (c *checker) tnaSharedCounters(b Block) {
 // testdata/reject/tna_table_externs.p4 and its accepted twin, 2026-11-30):
 //   - an action that runs one of the table's registers or meters runs all of them: they share
 //     the table's meter address bus, enabled per action ("The action a uses Register r but
-//     does not use Register s");
-//   - the default action computes no hash ("Cannot specify a as the default action, as it
-//     requires the hash distribution unit").
+//     does not use Register s").
+//
+// The hash a table's actions compute has rules of its own (tnaHashPathway).
 //
 // Not checked: the compiler refuses some actions that write the answers of two register
 // actions ("At most one stateful ALU operation with a given address is allowed per action.
@@ -1171,10 +1171,6 @@ func (c *checker) tnaTableExterns(b Block) {
 				acts = append(acts, actUse{r, used})
 			}
 		}
-		if d := t.Prop("default_action"); d != nil && len(d.Actions) > 0 && usesHash(d.Actions[0].Action, map[*ActionDecl]bool{}) {
-			c.errorf(d.Actions[0].P, "table %s: the default action %s uses the hash unit (bf-p4c: \"Cannot specify %s as the default action, as it requires the hash distribution unit\"; an entry that matches every key can run it)",
-				t.Name, d.Actions[0].Action.Name, d.Actions[0].Action.Name)
-		}
 		for _, u := range acts {
 			if len(u.used) == 0 || len(u.used) == len(all) {
 				continue
@@ -1195,25 +1191,6 @@ func (c *checker) tnaTableExterns(b Block) {
 				t.Name, u.ref.Action.Name, strings.Join(has, ", "), strings.Join(missing, ", "))
 		}
 	}
-}
-
-// usesHash reports whether action a (or an action it calls) computes a Hash.
-func usesHash(a *ActionDecl, seen map[*ActionDecl]bool) bool {
-	if a == nil || a.Body == nil || seen[a] {
-		return false
-	}
-	seen[a] = true
-	found := false
-	walkStmt(a.Body, func(e Expr) {
-		if isHashGet(e) {
-			found = true
-		} else if call, ok := e.(*CallExpr); ok {
-			if d, ok := call.Callee.(*ActionDecl); ok && usesHash(d, seen) {
-				found = true
-			}
-		}
-	})
-	return found
 }
 
 // meterBusUses lists the registers (through their register actions, or read and write) and

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"math/big"
 	"sort"
 	"strings"
 )
@@ -349,32 +350,37 @@ func (c *checker) saluCmpOperands(d *InstanceDecl, conds []Expr, params map[*Par
 	for _, rel := range conds {
 		b := rel.(*BinaryExpr)
 		var mem, phv []string
-		var terms func(Expr)
-		terms = func(e Expr) {
+		var consts []saluConst
+		// terms splits e at + and -; right is whether e is on the relation's right (the
+		// compiler negates those terms), sub whether e is subtracted
+		var terms func(e Expr, right, sub bool, sum Type)
+		terms = func(e Expr, right, sub bool, sum Type) {
+			if v := constInt(c.out.Const[e]); v != nil {
+				consts = append(consts, saluConstTerm(e, v, right, sub, sum))
+				return
+			}
 			switch x := e.(type) {
 			case *BinaryExpr:
 				if x.Op == "+" || x.Op == "-" {
-					terms(x.X)
-					terms(x.Y)
+					terms(x.X, right, sub, x.Type())
+					terms(x.Y, right, sub != (x.Op == "-"), x.Type())
 					return
 				}
 			case *UnaryExpr:
 				if x.Op == "-" {
-					terms(x.X)
+					terms(x.X, right, !sub, x.Type())
 					return
 				}
 			}
-			_, lit := e.(*IntExpr)
-			switch {
-			case lit || c.isConst(e):
-			case saluUsesApplyState(e, params, locals):
+			if saluUsesApplyState(e, params, locals) {
 				mem = append(mem, ExprString(e))
-			default:
+			} else {
 				phv = append(phv, ExprString(e))
 			}
 		}
-		terms(b.X)
-		terms(b.Y)
+		terms(b.X, false, false, b.X.Type())
+		terms(b.Y, true, false, b.Y.Type())
+		c.saluCmpConstants(d, b, consts)
 		for _, k := range []struct {
 			kind string
 			ops  []string
@@ -450,4 +456,69 @@ func (c *checker) saluOutputs(d *InstanceDecl, fn *FunctionDecl) {
 		}
 		seen[p] = rhs
 	})
+}
+
+// saluConst is a constant term of a stateful ALU comparison: its text and the value the
+// comparison unit takes (0 for none).
+type saluConst struct {
+	text  string
+	value *big.Int
+}
+
+// saluConstTerm is constant e (of value v) as a term of a comparison, in a sum of type sum.
+// bf-p4c's mid end makes a subtracted constant of a bit<W> sum an added one, wrapped to W bits
+// (x - 5 is x + 0xfffffffb), so a term's value is its W-bit value; CreateSaluInstruction then negates the
+// terms of the relation's right side without wrapping (v == 0xffffffff compares v with
+// -4294967295).
+func saluConstTerm(e Expr, v *big.Int, right, sub bool, sum Type) saluConst {
+	v = new(big.Int).Set(v)
+	if sub {
+		v.Neg(v)
+		if bt, ok := underlying(sum).(*BitsType); ok && !bt.Signed {
+			v = wrap(v, bt)
+		}
+	}
+	if right {
+		v.Neg(v)
+	}
+	return saluConst{ExprString(e), v}
+}
+
+// tnaSALUConstRange is the range of a stateful ALU constant (the register file's, and an
+// instruction's): bf-asm refuses a constant outside it ("constant value ... too large for
+// stateful alu", bf-asm/tofino/stateful.cpp: a 32-bit signed value on Tofino 1; bf-asm/jbay/
+// stateful.cpp: above -(2^33) and at most 2^33 on Tofino 2), and bf-p4c itself for an
+// unsigned order comparison on Tofino 1 ("is out of range [-2147483648; 2147483647] for
+// stateful ALU", CheckStatefulAlu).
+func tnaSALUConstRange(gen int) (lo, hi *big.Int) {
+	if gen == 2 {
+		return new(big.Int).Add(new(big.Int).Neg(new(big.Int).Lsh(big.NewInt(1), 33)), big.NewInt(1)), new(big.Int).Lsh(big.NewInt(1), 33)
+	}
+	return big.NewInt(-1 << 31), big.NewInt(1<<31 - 1)
+}
+
+// saluCmpConstants refuses a relation b of a register action's condition whose constant terms
+// (consts) a comparison unit cannot take: more than one that is not 0 (bf-asm: "Can't have
+// more than one constant operand to an SALU compare"), or one outside tnaSALUConstRange as the
+// unit takes it (saluConstTerm). Each verdict of saluConstCases was bfas's on 2026-12-01.
+func (c *checker) saluCmpConstants(d *InstanceDecl, b *BinaryExpr, consts []saluConst) {
+	var nonzero []saluConst
+	for _, k := range consts {
+		if k.value.Sign() != 0 {
+			nonzero = append(nonzero, k)
+		}
+	}
+	if len(nonzero) > 1 {
+		c.errorf(b.P, "RegisterAction %s: %s has %d constant terms (%s and %s): a stateful ALU comparison takes one (bf-asm: \"Can't have more than one constant operand to an SALU compare\")",
+			d.Name, ExprString(b), len(nonzero), nonzero[0].text, nonzero[1].text)
+		return
+	}
+	gen := c.out.TofinoGeneration()
+	lo, hi := tnaSALUConstRange(gen)
+	for _, k := range nonzero {
+		if k.value.Cmp(lo) < 0 || k.value.Cmp(hi) > 0 {
+			c.errorf(b.P, "RegisterAction %s: %s compares with the constant %s, which the Tofino %d stateful ALU takes as %s, outside [%s, %s] (bf-asm: \"constant value %s too large for stateful alu\"; compare v + 1 == 0 for v == 0xffffffff)",
+				d.Name, ExprString(b), k.text, max(gen, 1), k.value, lo, hi, k.value)
+		}
+	}
 }

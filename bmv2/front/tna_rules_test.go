@@ -1232,13 +1232,15 @@ func TestTNAGatewayConditions(t *testing.T) {
 	checkTNACases(t, gatewayCases())
 }
 
-// TestRealTNARules compiles the cases of the parse-depth, field-list and register-action-local
-// rules with bf-p4c (p4c-barefoot, make test-real) and checks that it refuses exactly the cases
+// TestRealTNARules compiles the cases of the front end's Tofino rules with bf-p4c
+// (p4c-barefoot, make test-real), assembles with bfas what it accepts (bfas refuses some
+// stateful ALU constants bf-p4c lets through), and checks that the two refuse exactly the cases
 // the front end refuses, with the case's compiler message.
 //
 //	NETLOCK_P4TOOLS=/opt/p4tools go test -run '^TestRealTNARules$' -v ./bmv2/front
 func TestRealTNARules(t *testing.T) {
 	bin := testenv.RealTool(t, "p4c-barefoot")
+	bfas := testenv.RealTool(t, "bfas")
 	reject, err := filepath.Abs("testdata/reject")
 	if err != nil {
 		t.Fatal(err)
@@ -1254,6 +1256,8 @@ func TestRealTNARules(t *testing.T) {
 	cases = append(cases, gatewayCases()...)
 	cases = append(cases, subActionDataCases()...)
 	cases = append(cases, sharedCounterCases()...)
+	cases = append(cases, hashPathCases()...)
+	cases = append(cases, saluConstCases()...)
 	dir := t.TempDir()
 	for i, tc := range cases {
 		// a subtest each: -run 'TestRealTNARules/hash' compiles the cases whose name has "hash"
@@ -1270,8 +1274,12 @@ func TestRealTNARules(t *testing.T) {
 			for _, inc := range testenv.RealToolsIncludes() {
 				args = append(args, "-I", inc)
 			}
-			args = append(args, "-o", filepath.Join(dir, fmt.Sprintf("out%d", i)), src)
+			outDir := filepath.Join(dir, fmt.Sprintf("out%d", i))
+			args = append(args, "-o", outDir, src)
 			out, err := exec.Command(bin, args...).CombinedOutput()
+			if err == nil {
+				out, err = assembleCase(bfas, outDir)
+			}
 			refused := err != nil
 			switch {
 			case refused && tc.want == "":
@@ -1283,6 +1291,20 @@ func TestRealTNARules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// assembleCase runs bfas on the compiler's assembly of the one pipe under outDir, as
+// bmv2/tofino's Compile does, and returns its output and error.
+func assembleCase(bfas, outDir string) ([]byte, error) {
+	bfa, err := filepath.Glob(filepath.Join(outDir, "pipe", "*.bfa"))
+	if err != nil || len(bfa) != 1 {
+		return nil, fmt.Errorf("the compiler's assembly in %s: %d files (%v)", outDir, len(bfa), err)
+	}
+	asm := filepath.Join(outDir, "asm")
+	if err := os.MkdirAll(filepath.Join(asm, "logs"), 0o755); err != nil {
+		return nil, err
+	}
+	return exec.Command(bfas, "-o", asm, bfa[0]).CombinedOutput()
 }
 
 // lastLines returns the last n lines of s.
