@@ -912,16 +912,6 @@ func (s *Switch) Counters() []*Counter { return s.counters }
 // Meters lists the meters (indexed and direct).
 func (s *Switch) Meters() []*Meter { return s.meters }
 
-// InPipeline reports whether an object named full is the object name, or the copy of it that one
-// Pipeline of a program of several holds (its name with the Pipeline's prefix: pipelineNames).
-func InPipeline(full, name string) bool {
-	if full == name {
-		return true
-	}
-	_, rest, ok := strings.Cut(full, ".")
-	return ok && rest == name
-}
-
 // lookupName finds a name exactly, or as a unique suffix after a dot (as p4c's STF runner).
 func lookupName[T any](kind, name string, xs []T, nameOf func(T) string) (T, error) {
 	var zero T

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/internal/p4info"
 )
 
 // Command is one parsed STF line.
@@ -759,7 +760,7 @@ func pipelineCounters(sw *engine.Switch, name string) ([]*engine.Counter, error)
 	}
 	var ks []*engine.Counter
 	for _, x := range sw.Counters() {
-		if x.Name != name && engine.InPipeline(x.Name, name) {
+		if x.Name != name && p4info.InPipeline(x.Name, name) {
 			ks = append(ks, x)
 		}
 	}

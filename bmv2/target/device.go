@@ -59,6 +59,14 @@ type Options struct {
 	// generated from it, whatever its -D values (engine.Config.Generated; with PipelineAuto
 	// any other program runs on the interpreter). The zero value names none.
 	Generated engine.Generated
+	// Pipes is the number of pipes of the chip a TNA program runs on (engine.Config.Pipes: 0
+	// or 1 is one pipe; 2 or 4 as Tofino's, port p in pipe p>>7). A program of several
+	// Pipelines (p4/tna/netlock.p4's Tofino 1 fold) needs one pipe each. Ignored by v1model
+	// programs.
+	Pipes int
+	// Loopback lists the ports in loopback mode for a TNA program (engine.Config.Loopback: nil
+	// is the recirculation port 68 alone). Ignored by v1model programs.
+	Loopback []int
 	// Drop, if set, is told of every frame that Stats.Dropped or Stats.Errors counts: why, the
 	// port (the input port; for DropNoPort the output port; for a failed packet-out CPUPort), the
 	// frame (valid during the call only) and, for DropPipelineError, the error. It runs with the
@@ -196,6 +204,9 @@ func (d *Device) LoadProgram(prog *front.Checked) error {
 		Generated:         d.opts.Generated,
 		OnPacketIn:        d.onPacketIn,
 		OnDigest:          d.onDigest,
+	}
+	if prog.Arch() == front.ArchTNA { // the chip's pipes and loopback ports are a TNA program's
+		cfg.Pipes, cfg.Loopback = d.opts.Pipes, d.opts.Loopback
 	}
 	if d.opts.Log != nil {
 		log := d.opts.Log

@@ -21,6 +21,7 @@ import (
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/controller"
 	"github.com/netlock-go/netlock/internal/tlsconf/tlstest"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/testbed/softrack"
 )
 
@@ -33,9 +34,25 @@ import (
 // reports moves in and locks in the switch, and most acquisitions that follow are granted by
 // the switch (the servers' grant counters grow by less than half of them).
 func TestControllerCommand(t *testing.T) {
+	testControllerCommand(t, softrack.Config{NoController: true})
+}
+
+// TestControllerCommandFold: the same with the controller pushing p4/tna/netlock.p4's Tofino 1
+// fold (--embedded tna-fold: two Pipelines, half a in pipe 0 and half b in pipe 1, bridged
+// through port 196) to a switch of two pipes with ports 68 and 196 in loopback. Each of the
+// fold's tables has a copy in each Pipeline, and the controller writes both (p4rtclient's
+// TableUpdates): the lock table that half a reads and the one half b reads. Writing one copy
+// (as the controller did before) leaves the other half without the locks, and the hot locks
+// never get granted by the switch.
+func TestControllerCommandFold(t *testing.T) {
+	testControllerCommand(t, softrack.Config{NoController: true, Pipes: 2,
+		Loopback: []int{dataplane.TNARecircPort, dataplane.TNARecircPortB}}, "--embedded", "tna-fold")
+}
+
+func testControllerCommand(t *testing.T, rc softrack.Config, flags ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := softrack.Start(ctx, softrack.Config{NoController: true})
+	r, err := softrack.Start(ctx, rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +64,7 @@ func TestControllerCommand(t *testing.T) {
 	schema := controller.ConfigSchema()
 	fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
 	schema.AddFlags(fs)
-	if err := fs.Parse([]string{"--switch", r.GRPCAddr(), "--alloc-period", "200ms", "--metrics-listen", "127.0.0.1:0"}); err != nil {
+	if err := fs.Parse(append([]string{"--switch", r.GRPCAddr(), "--alloc-period", "200ms", "--metrics-listen", "127.0.0.1:0"}, flags...)); err != nil {
 		t.Fatal(err)
 	}
 	v, err := schema.Load("../../testbed/rack.yaml", fs)

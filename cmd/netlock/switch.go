@@ -46,6 +46,8 @@ type switchConfig struct {
 	pcapDir    string
 	thriftPort int
 	tofino     bool
+	pipes      int   // --pipes: the chip's pipes, for TNA programs
+	loopback   []int // --loopback-port
 	pipeline   string
 	logFile    string
 	logLevel   string
@@ -115,6 +117,8 @@ is no Thrift runtime, use P4Runtime.`,
 	f.StringVar(&c.pcapDir, "pcap", "", "write <port>_in.pcap and <port>_out.pcap for every port to DIR")
 	f.IntVar(&c.thriftPort, "thrift-port", 0, "accepted for simple_switch_grpc compatibility and ignored (no Thrift runtime)")
 	f.BoolVar(&c.tofino, "tofino-constraints", false, "fail a packet that accesses one register array twice in a pass (Tofino; always on for TNA programs)")
+	f.IntVar(&c.pipes, "pipes", 0, "the pipes of the Tofino chip a TNA program runs on: 0 or 1 (one pipe holds every port), 2 or 4 (port p in pipe p>>7, each pipe its own copy of the program's state); a program of several Pipelines, as p4/tna/netlock.p4's Tofino 1 fold (NETLOCK_FOLD), needs one pipe each")
+	f.IntSliceVar(&c.loopback, "loopback-port", nil, "a port in loopback mode for a TNA program (a packet sent out of it comes back in on it, as Tofino recirculates), repeatable; default 68 alone (the fold needs 68 and 196)")
 	f.StringVar(&c.pipeline, "pipeline", "auto", "what runs the program: auto (p4/netlock.p4's generated Go pipeline, which this binary links, for p4/netlock.p4 with any -D sizing; the interpreter for any other program), interp, or gen (fail for another program)")
 	f.StringVar(&c.logFile, "log-file", "", "log packet events as --log-console does, to FILE")
 	f.StringVarP(&c.logLevel, "log-level", "L", "", "bmv2 log level; \"off\" disables --log-console and --log-file, any other level logs the same events")
@@ -253,8 +257,18 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	switch c.pipes {
+	case 0, 1, 2, 4:
+	default:
+		return fmt.Errorf("--pipes %d: want 1, 2 or 4 (0: one)", c.pipes)
+	}
+	for _, p := range c.loopback {
+		if p < 0 || p > 510 {
+			return fmt.Errorf("--loopback-port %d: want 0..510", p)
+		}
+	}
 	opts := target.Options{CPUPort: c.cpuPort, TofinoConstraints: c.tofino, Pipeline: pl, Generated: netlockPipeline,
-		MemoryLimit: memLimit}
+		MemoryLimit: memLimit, Pipes: c.pipes, Loopback: c.loopback}
 	// Packet events go to stdout (--log-console), a file (--log-file) or both.
 	var logw *syncWriter
 	switch {

@@ -19,6 +19,9 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
+
+	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 )
 
 // switchWait guards against hangs only; no test asserts timing.
@@ -314,6 +317,8 @@ func TestSwitchCommandLine(t *testing.T) {
 		{[]string{"a.p4", "b.p4"}, "one program argument"},
 		{[]string{"--no-p4", "--udp-port", "nonsense"}, "udp"},
 		{[]string{"--no-p4", "--", "--cpu-port", "600"}, "--cpu-port 600"},
+		{[]string{"--no-p4", "--pipes", "3"}, "--pipes 3"},
+		{[]string{"--no-p4", "--loopback-port", "600"}, "--loopback-port 600"},
 		{[]string{"missing/build/x.json"}, "not bmv2 JSON"},
 	} {
 		err := run(tc.args...)
@@ -369,5 +374,40 @@ func TestSwitchSignal(t *testing.T) {
 	}
 	if _, err := os.Stat(logFile); err != nil {
 		t.Errorf("--log-file: %v", err)
+	}
+}
+
+// TestSwitchPipesFlags: a switch started with --pipes 2 and the fold's loopback ports takes
+// p4/tna/netlock.p4's Tofino 1 fold over P4Runtime (two Pipelines, one per pipe); one started
+// without them refuses it (a program of two Pipelines needs two pipes), and takes the program
+// of one Pipeline.
+func TestSwitchPipesFlags(t *testing.T) {
+	logrus.SetLevel(logrus.PanicLevel)
+	push := func(flags []string, prog dataplane.Program) error {
+		t.Helper()
+		sw := startSwitch(t, append(append([]string{"--no-p4"}, flags...), "--", "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255"))
+		defer sw.stop()
+		c := primaryController(t, sw.grpc, 0, make(chan *p4v1.StreamMessageResponse, 10))
+		bundle := dpengine.BundleProgram(prog, dataplane.DefaultSizing)
+		checked, err := bundle.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := checked.P4InfoTextCompat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.SetFwdPipeFromBytes(context.Background(), bundle.Encode(), []byte(info), 1)
+		return err
+	}
+	fold := []string{"--pipes", "2", "--loopback-port", "68", "--loopback-port", "196"}
+	if err := push(fold, dataplane.TNAFold); err != nil {
+		t.Errorf("the fold on a switch of two pipes: %v", err)
+	}
+	if err := push(nil, dataplane.TNAFold); err == nil {
+		t.Error("the fold on a switch of one pipe: accepted")
+	}
+	if err := push(nil, dataplane.TNA); err != nil {
+		t.Errorf("the program of one Pipeline on a switch of one pipe: %v", err)
 	}
 }

@@ -33,7 +33,8 @@ const (
 	KeySwitchTLSCert       = "switch.tls.cert"
 	KeySwitchTLSKey        = "switch.tls.key"
 	KeySwitchTLSServerName = "switch.tls.server_name"
-	KeyProgram             = "program" // a P4 file to push instead of the embedded p4/netlock.p4
+	KeyProgram             = "program"  // a P4 file to push instead of the embedded p4/netlock.p4
+	KeyEmbedded            = "embedded" // the embedded program pushed without one: v1model, tna, tna-fold
 	KeyLocks               = "sizing.locks"
 	KeyPartBits            = "sizing.part_bits"
 	KeyTenantMeters        = "sizing.tenant_meters"
@@ -86,6 +87,7 @@ func ConfigSchema() *config.Schema {
 		{Name: KeySwitchTLSServerName, Type: config.String, Default: "", Usage: "name to check the switch's certificate against (default: the host of switch.addr)"},
 		{Name: KeySwitchMAC, Type: config.String, Default: "02:00:00:00:00:fe", Usage: "the switch's MAC (source of the packets it sends to servers)"},
 		{Name: KeyProgram, Type: config.String, Default: "", Flag: "program", Usage: "P4 program to push (\"\": the embedded p4/netlock.p4 with the sizing keys)"},
+		{Name: KeyEmbedded, Type: config.String, Default: dataplane.V1Model.Label(), Flag: "embedded", Usage: "the embedded program to push when program and pipeline are unset, with the sizing keys: v1model (p4/netlock.p4), tna (p4/tna/netlock.p4) or tna-fold (its Tofino 1 fold: the switch needs --pipes 2 --loopback-port 68 --loopback-port 196)", Check: config.OneOf(dataplane.BuildLabels()...)},
 		{Name: KeyDeviceConfig, Type: config.String, Default: "", Flag: "device-config", Usage: "a compiled pipeline's device config to push instead of a P4 program (with pipeline.p4info)"},
 		{Name: KeyP4Info, Type: config.String, Default: "", Flag: "p4info", Usage: "the compiled pipeline's P4Info (text format; with pipeline.device_config)"},
 		{Name: KeyLocks, Type: config.Int, Default: dataplane.DefaultSizing.Locks, Usage: "NETLOCK_LOCKS of the program", Check: config.Positive},
@@ -177,6 +179,11 @@ func ConfigFromValues(v *config.Values) (FileConfig, error) {
 	if err := cc.Sizing.Validate(); err != nil {
 		return FileConfig{}, v.Errorf(KeyLocks, "%v", err)
 	}
+	embedded, err := dataplane.BuildNamed(v.String(KeyEmbedded))
+	if err != nil {
+		return FileConfig{}, v.Errorf(KeyEmbedded, "%v", err)
+	}
+	c.Embedded = embedded
 	if p := v.String(KeyProgram); p != "" {
 		prog, err := p4rtclient.LoadProgram(p)
 		if err != nil {

@@ -42,6 +42,11 @@ type Config struct {
 	// p4/netlock.p4 with Core.Sizing's sizes; a program of its own must keep netlock.p4's tables,
 	// actions and registers, with Core.Sizing's sizes).
 	Program *p4rtclient.Program
+	// Embedded is the build of netlock's program pushed when Program is nil, with Core.Sizing's
+	// sizes (the zero value: dataplane.V1Model, p4/netlock.p4; dataplane.TNAFold needs a switch
+	// of two pipes with ports 68 and 196 in loopback: netlock switch --pipes 2
+	// --loopback-port 68 --loopback-port 196).
+	Embedded dataplane.Program
 	// Switch is the P4Runtime connection (address, device id, election id; the Log is set from
 	// Log when nil).
 	Switch p4rtclient.Config
@@ -135,7 +140,11 @@ func New(cfg Config) (*Controller, error) {
 	}
 	prog := cfg.Program
 	if prog == nil {
-		if prog, err = p4rtclient.ProgramFromBundle(dpengine.Bundle(cfg.Core.Sizing)); err != nil {
+		build := cfg.Embedded
+		if build.Name == "" {
+			build = dataplane.V1Model
+		}
+		if prog, err = p4rtclient.ProgramFromBundle(dpengine.BundleProgram(build, cfg.Core.Sizing)); err != nil {
 			return nil, err
 		}
 	}

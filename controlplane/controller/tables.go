@@ -55,12 +55,10 @@ func params(names []string, args [][]byte) []p4rtclient.Param {
 func (c *Controller) updates(cl *p4rtclient.Client, u ctlcore.Update) ([]p4rtclient.Update, error) {
 	e := u.Entity
 	o := op(u.Op).Op
+	// every Pipeline's copy of the table (one in a program of one Pipeline; the Tofino 1 fold's
+	// tables are in both: p4rtclient's schema)
 	entry := func(en p4rtclient.Entry) ([]p4rtclient.Update, error) {
-		up, err := cl.TableUpdate(o, en)
-		if err != nil {
-			return nil, err
-		}
-		return []p4rtclient.Update{up}, nil
+		return cl.TableUpdates(o, en)
 	}
 	switch {
 	case e.Rack != nil:
@@ -68,12 +66,8 @@ func (c *Controller) updates(cl *p4rtclient.Client, u ctlcore.Update) ([]p4rtcli
 		if err != nil {
 			return nil, err
 		}
-		up, err := cl.TableUpdate(p4rtclient.Modify, p4rtclient.Entry{Table: dataplane.TableRack, Default: true,
+		return cl.TableUpdates(p4rtclient.Modify, p4rtclient.Entry{Table: dataplane.TableRack, Default: true,
 			Action: name, Params: params(dataplane.ParamsSetRack, args)})
-		if err != nil {
-			return nil, err
-		}
-		return []p4rtclient.Update{up}, nil
 	case e.Server != nil:
 		name, args, err := e.Server.Action()
 		if err != nil {
@@ -108,12 +102,12 @@ func (c *Controller) updates(cl *p4rtclient.Client, u ctlcore.Update) ([]p4rtcli
 			return ups, err
 		}
 		rate, burst := int64(e.Tenant.Rate), int64(e.Tenant.Burst)
-		m, err := cl.MeterUpdate(dataplane.MeterTenant, int64(e.Tenant.Meter),
+		ms, err := cl.MeterUpdates(dataplane.MeterTenant, int64(e.Tenant.Meter),
 			p4rtclient.Meter{CIR: rate, CBurst: burst, PIR: rate, PBurst: burst})
 		if err != nil {
 			return nil, err
 		}
-		return append(ups, m), nil
+		return append(ups, ms...), nil
 	}
 	// The TNA program's answer copies carry the request behind the answer: the session cuts it.
 	arch, err := cl.Arch()

@@ -192,24 +192,54 @@ type Entry struct {
 
 // TableUpdate builds the update of a table entry: names resolved, values checked against the
 // field and parameter widths and made canonical, every parameter given exactly once. A DELETE
-// needs only the table, match and priority.
+// needs only the table, match and priority. A table with a copy in each of several Pipelines is
+// an error here: TableUpdates writes every copy.
 func (c *Client) TableUpdate(op p4v1.Update_Type, e Entry) (Update, error) {
 	sch, err := c.schema()
 	if err != nil {
 		return Update{}, err
 	}
-	te, err := sch.tableEntry(e, op != Delete)
+	t, err := sch.table(e.Table)
+	if err != nil {
+		return Update{}, err
+	}
+	return tableUpdate(sch, t, op, e)
+}
+
+// TableUpdates builds the updates of a table entry in every copy of the table (one for a
+// program of one Pipeline; one per Pipeline that has the table otherwise), as TableUpdate.
+func (c *Client) TableUpdates(op p4v1.Update_Type, e Entry) ([]Update, error) {
+	sch, err := c.schema()
+	if err != nil {
+		return nil, err
+	}
+	ts, err := sch.tableCopies(e.Table)
+	if err != nil {
+		return nil, err
+	}
+	ups := make([]Update, 0, len(ts))
+	for _, t := range ts {
+		u, err := tableUpdate(sch, t, op, e)
+		if err != nil {
+			return nil, err
+		}
+		if len(ts) > 1 {
+			u.What = "table " + copyName(t)
+		}
+		ups = append(ups, u)
+	}
+	return ups, nil
+}
+
+func tableUpdate(sch *schema, t *p4configv1.Table, op p4v1.Update_Type, e Entry) (Update, error) {
+	te, err := sch.tableEntry(t, e, op != Delete)
 	if err != nil {
 		return Update{}, fmt.Errorf("controlplane: %s %s: %w", op, e.Table, err)
 	}
 	return Update{Op: op, What: "table " + e.Table, Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: te}}}, nil
 }
 
-func (s *schema) tableEntry(e Entry, withAction bool) (*p4v1.TableEntry, error) {
-	t, err := s.table(e.Table)
-	if err != nil {
-		return nil, err
-	}
+func (s *schema) tableEntry(t *p4configv1.Table, e Entry, withAction bool) (*p4v1.TableEntry, error) {
 	te := &p4v1.TableEntry{TableId: t.GetPreamble().GetId(), Priority: e.Priority, IsDefaultAction: e.Default}
 	if e.Default && len(e.Match) > 0 {
 		return nil, fmt.Errorf("a default entry has no match")
@@ -277,28 +307,35 @@ func (c *Client) ModifyEntry(ctx context.Context, e Entry) error { return c.writ
 // DeleteEntry removes the entry with e's table, match and priority.
 func (c *Client) DeleteEntry(ctx context.Context, e Entry) error { return c.writeEntry(ctx, Delete, e) }
 
+// writeEntry writes e into every copy of its table, all or none.
 func (c *Client) writeEntry(ctx context.Context, op p4v1.Update_Type, e Entry) error {
-	u, err := c.TableUpdate(op, e)
+	ups, err := c.TableUpdates(op, e)
 	if err != nil {
 		return err
 	}
-	return c.Write(ctx, false, u)
+	return c.Write(ctx, len(ups) > 1, ups...)
 }
 
-// TableEntries reads every entry of a table (not its default entry).
+// TableEntries reads every entry of a table (not its default entry), of each of its copies in
+// a program of several Pipelines (the entries' table ids tell the copies apart).
 func (c *Client) TableEntries(ctx context.Context, table string) ([]*p4v1.TableEntry, error) {
 	sch, err := c.schema()
 	if err != nil {
 		return nil, err
 	}
-	t, err := sch.table(table)
+	ts, err := sch.tableCopies(table)
 	if err != nil {
 		return nil, err
 	}
 	var out []*p4v1.TableEntry
-	err = c.read(ctx, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: t.GetPreamble().GetId()}}},
-		func(e *p4v1.Entity) { out = append(out, e.GetTableEntry()) })
-	return out, err
+	for _, t := range ts {
+		err = c.read(ctx, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: t.GetPreamble().GetId()}}},
+			func(e *p4v1.Entity) { out = append(out, e.GetTableEntry()) })
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // read streams the entities matching one read entity to fn.

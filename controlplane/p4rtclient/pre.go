@@ -145,11 +145,15 @@ func (c *Client) RouteUpdate(op p4v1.Update_Type, rt RouteTable, r Route) (Updat
 func (c *Client) AddRoutes(ctx context.Context, rt RouteTable, routes ...Route) error {
 	ups := make([]Update, 0, len(routes))
 	for _, r := range routes {
-		u, err := c.RouteUpdate(Insert, rt, r)
+		e, err := rt.Entry(r)
 		if err != nil {
 			return err
 		}
-		ups = append(ups, u)
+		us, err := c.TableUpdates(Insert, e) // every Pipeline's copy of the table
+		if err != nil {
+			return err
+		}
+		ups = append(ups, us...)
 	}
 	return c.Write(ctx, true, ups...)
 }

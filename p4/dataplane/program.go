@@ -1,6 +1,11 @@
 package dataplane
 
-import "github.com/netlock-go/netlock/p4"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/netlock-go/netlock/p4"
+)
 
 // Program is one of netlock's switch programs. Both implement the same data plane with the
 // same control interface (docs/dataplane.md lists where the TNA program differs); the tests of
@@ -62,6 +67,28 @@ const (
 
 // Programs lists the programs, v1model first.
 var Programs = []Program{V1Model, TNA}
+
+// Builds lists every build of the programs (Programs and their variants), by Label.
+var Builds = []Program{V1Model, TNA, TNAFold}
+
+// BuildLabels lists the labels of Builds ("v1model", "tna", "tna-fold").
+func BuildLabels() []string {
+	out := make([]string, len(Builds))
+	for i, p := range Builds {
+		out[i] = p.Label()
+	}
+	return out
+}
+
+// BuildNamed returns the build of Builds whose Label is label.
+func BuildNamed(label string) (Program, error) {
+	for _, p := range Builds {
+		if p.Label() == label {
+			return p, nil
+		}
+	}
+	return Program{}, fmt.Errorf("dataplane: no program %q (want one of %s)", label, strings.Join(BuildLabels(), ", "))
+}
 
 // TNAPassFlags are the kinds of pass of the TNA program's ingress apply block, as values of
 // its 4-bit variable ptype (set once, by the if-else chain that decides a pass's work; P_* are

@@ -69,6 +69,11 @@ type Config struct {
 	// Generated is p4/netlock.p4's generated pipeline (netlockgen.NetlockPipeline, for a
 	// binary that links it), which runs it with any Sizing; the zero value names none.
 	Generated engine.Generated
+	// Pipes and Loopback are the switch's pipes and loopback ports for a TNA program
+	// (target.Options): a controller of the caller's pushing the Tofino 1 fold
+	// (controller.Config.Embedded, dataplane.TNAFold) needs 2 and {68, 196}.
+	Pipes    int
+	Loopback []int
 	// Lease is the servers' and the switch's default lease, MaxLease the longest (2s, 4s).
 	Lease, MaxLease time.Duration
 	// ServerLease is the controller lease the servers enforce (0: none).
@@ -204,7 +209,8 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	if cpu == 0 {
 		cpu = dataplane.DefaultSizing.CPUPort
 	}
-	r.dev = target.New(target.Options{CPUPort: cpu, Log: cfg.SwitchLog, Pipeline: cfg.Pipeline, Generated: cfg.Generated})
+	r.dev = target.New(target.Options{CPUPort: cpu, Log: cfg.SwitchLog, Pipeline: cfg.Pipeline, Generated: cfg.Generated,
+		Pipes: cfg.Pipes, Loopback: cfg.Loopback})
 	if err := r.dev.LoadProgram(prog); err != nil {
 		return nil, fmt.Errorf("rack: the switch (pipeline %v): %w", cfg.Pipeline, err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/bmv2/stf"
+	"github.com/netlock-go/netlock/internal/p4info"
 	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
@@ -67,7 +68,7 @@ func PipelinesSTF(cmds []stf.Command, sw *engine.Switch, owner func(register str
 	copies := func(names []string, name string) []string {
 		var out []string
 		for _, n := range names {
-			if n != name && engine.InPipeline(n, name) {
+			if n != name && p4info.InPipeline(n, name) {
 				out = append(out, n)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/bmv2/front"
 	"github.com/netlock-go/netlock/bmv2/tofino"
+	"github.com/netlock-go/netlock/internal/p4info"
 	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
@@ -83,11 +84,11 @@ func (sw *Switch) eachTable(name string, f func(*engine.Table) error) error {
 }
 
 // pipelineCopies returns the objects of xs that are name or its copy in a Pipeline
-// (engine.InPipeline), else the one object the engine's lookup (one) finds by name.
+// (p4info.InPipeline), else the one object the engine's lookup (one) finds by name.
 func pipelineCopies[T any](xs []T, nameOf func(T) string, name string, one func(string) (T, error)) ([]T, error) {
 	var out []T
 	for _, x := range xs {
-		if engine.InPipeline(nameOf(x), name) {
+		if p4info.InPipeline(nameOf(x), name) {
 			out = append(out, x)
 		}
 	}
