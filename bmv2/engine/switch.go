@@ -68,6 +68,11 @@ type Config struct {
 	// action that ran and whether an entry was hit (bmv2's --log-console lines). It is off the
 	// fast path when nil.
 	OnTable func(table, action string, hit bool)
+	// OnIngress, if set, is called at the start of every ingress pass with the port the packet
+	// enters on (a resubmitted or recirculated packet's too; on a chip of several pipes the
+	// port's pipe is the pass's, port>>7): the tests count passes with it. It is off the fast
+	// path when nil.
+	OnIngress func(port int)
 	// TofinoConstraints makes the engine enforce what a Tofino stateful ALU allows, failing
 	// the packet with ErrTofinoConstraint otherwise. In one pipeline pass (parser and
 	// ingress, or egress and deparser) each register array may be used by one register
@@ -668,6 +673,9 @@ func (s *Switch) beginPass(p *packet) *ctx {
 }
 
 func (s *Switch) ingressPass(p *packet) error {
+	if f := s.cfg.OnIngress; f != nil {
+		f(p.inPort)
+	}
 	c := s.beginPass(p)
 	c.gress = gressIngress
 	p.s[s.f.packetLength] = uint64(len(p.data))

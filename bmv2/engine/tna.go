@@ -427,6 +427,9 @@ func payloadStart(cur, prefix, frame int) int {
 
 // tnaIngressPass runs the ingress of the pipe of p.inPort.
 func (s *Switch) tnaIngressPass(p *packet) error {
+	if f := s.cfg.OnIngress; f != nil {
+		f(p.inPort)
+	}
 	if s.pipes > 1 {
 		if err := s.enterPortPipe(p.inPort); err != nil {
 			return err

@@ -19,11 +19,12 @@ type rig struct {
 	sw  *Switch
 	now time.Time
 	buf []byte
-	// passes counts ingress passes of netlock packets (applications of the rack table)
+	// passes counts the ingress passes of an input (engine.Config.OnIngress), pipe1 those in
+	// pipe 1 (ports 128-255: the fold's half b, and its steering of packets that arrive there),
 	// when the rig was made with rigCountPasses set; onInput, if set, receives each input's
-	// label and count.
-	passes  int
-	onInput func(label string, passes int)
+	// label and counts.
+	passes, pipe1 int
+	onInput       func(label string, passes, pipe1 int)
 	label   string // what the next client datagram is (set by the test)
 	// mirrors, when set, get every packet the switch gets and must send the same packets
 	// (real_test.go: real simple_switch, the generated pipeline).
@@ -81,9 +82,10 @@ func newRigWith(t testing.TB, prog dataplane.Program, sz dataplane.Sizing, src [
 		tweak(&cfg)
 	}
 	if rigCountPasses {
-		cfg.OnTable = func(table, _ string, _ bool) {
-			if table == dataplane.TableRack {
-				r.passes++
+		cfg.OnIngress = func(port int) {
+			r.passes++
+			if port>>7 == 1 {
+				r.pipe1++
 			}
 		}
 	}
@@ -147,7 +149,7 @@ func (r *rig) send(port int, src, dst netip.AddrPort, f *wire.Fields, key *uint6
 	}
 	r.buf = udpframe.Append(r.buf[:0], udpframe.Endpoint{MAC: hostMAC(src.Addr()), Addr: src},
 		udpframe.Endpoint{MAC: rigSwitchMAC, Addr: dst}, payload)
-	r.passes = 0
+	r.passes, r.pipe1 = 0, 0
 	res, err := r.sw.Process(port, r.buf)
 	if err != nil {
 		r.t.Fatalf("process %s: %v", f, err)
@@ -158,7 +160,7 @@ func (r *rig) send(port int, src, dst netip.AddrPort, f *wire.Fields, key *uint6
 		if key != nil {
 			label = "push-back (from the server)"
 		}
-		r.onInput(label, r.passes)
+		r.onInput(label, r.passes, r.pipe1)
 	}
 	return r.outs(res)
 }
@@ -168,14 +170,14 @@ func (r *rig) send(port int, src, dst netip.AddrPort, f *wire.Fields, key *uint6
 func (r *rig) admin(req *dataplane.AdminRequest) ([]out, [][]byte) {
 	r.t.Helper()
 	r.buf = req.Frame(append(r.buf[:0], dataplane.PacketOutAdmin, 0, 0), rigKey)
-	r.passes = 0
+	r.passes, r.pipe1 = 0, 0
 	res, err := r.sw.PacketOut(r.buf)
 	if err != nil {
 		r.t.Fatalf("admin %d: %v", req.Op, err)
 	}
 	r.checkMirrors(r.sw.Sizing.CPUPort, r.buf, res)
 	if r.onInput != nil {
-		r.onInput(fmt.Sprintf("admin %d", req.Op), r.passes)
+		r.onInput(fmt.Sprintf("admin %d", req.Op), r.passes, r.pipe1)
 	}
 	var pins [][]byte
 	for _, p := range res.PacketIn {
