@@ -466,7 +466,7 @@ func IngressPassPHV(c *front.Checked, flags []string) ([]PassDemand, error) {
 		specs[i] = fmt.Sprintf("%s=%d", name, v)
 	}
 	ig := Specialize(p.Ingress, c.Const) // the first Pipeline's instance of its ingress
-	ds, err := PassPHV(p.IngressParser.Parser, ig, Specialize(p.IngressDeparser, c.Const), specs)
+	ds, err := PassPHV(SpecializeParser(p.IngressParser, c.Const), ig, Specialize(p.IngressDeparser, c.Const), specs)
 	if err != nil {
 		return nil, err
 	}

@@ -579,8 +579,8 @@ func estimatePipe(c *front.Checked, p *front.TNAPipe, i int, res Resources) (*Pr
 	}
 	e.HashDist = HashDistOf(e.Graphs[0], e.Graphs[1])
 	e.Gateways = append(Gateways(ig, c.Const), Gateways(eg, c.Const)...)
-	e.PHV[0] = GressPHV(p.IngressParser.Parser, ig, Specialize(p.IngressDeparser, c.Const))
-	e.PHV[1] = GressPHV(p.EgressParser.Parser, eg, Specialize(p.EgressDeparser, c.Const))
+	e.PHV[0] = GressPHV(SpecializeParser(p.IngressParser, c.Const), ig, Specialize(p.IngressDeparser, c.Const))
+	e.PHV[1] = GressPHV(SpecializeParser(p.EgressParser, c.Const), eg, Specialize(p.EgressDeparser, c.Const))
 	return e, nil
 }
 

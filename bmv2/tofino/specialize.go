@@ -428,3 +428,109 @@ func controlObjects(ctl *front.ControlDecl) (tables, registers []string) {
 	slices.Sort(registers)
 	return slices.Compact(tables), slices.Compact(registers)
 }
+
+// SpecializeParser returns the parser b instantiates as b's constructor arguments leave it, as
+// bf-p4c's specialization and constant folding do: a select whose one key is a constructor
+// parameter with a constant value (ctorValues) goes to the state of the first case that
+// matches the value (or default), and the states no longer reachable from start are dropped
+// (p4/tna/netlock.p4's fold: half a's parser keeps start_a's states, half b's the bridge's).
+// The result shares every state with b.Parser, and it is b.Parser itself when nothing is
+// dropped. Not specialized: a parameter read in a state's statements or in a select of
+// several keys. b.Parser is nil for a control, and so is the result.
+func SpecializeParser(b front.Block, consts map[front.Expr]front.Value) *front.ParserDecl {
+	ps := b.Parser
+	if ps == nil {
+		return nil
+	}
+	vals := ctorValues(ps.CtorParams, b.Args, consts)
+	if len(vals) == 0 {
+		return ps
+	}
+	byName := map[string]*front.ParserState{}
+	for _, st := range ps.States {
+		byName[st.Name] = st
+	}
+	reached := map[string]bool{}
+	var visit func(name string)
+	visit = func(name string) {
+		st := byName[name]
+		if st == nil || reached[name] {
+			return
+		}
+		reached[name] = true
+		if st.Trans == nil {
+			return
+		}
+		if st.Trans.Target != nil {
+			visit(st.Trans.Target.Name)
+			return
+		}
+		sel := st.Trans.Select
+		if sel == nil {
+			return
+		}
+		if v, ok := selectedParam(sel, vals); ok {
+			for _, c := range sel.Cases {
+				if caseMatches(c, v, consts) {
+					visit(c.State.Name)
+					return
+				}
+			}
+			return // no case matches: reject
+		}
+		for _, c := range sel.Cases {
+			visit(c.State.Name)
+		}
+	}
+	visit("start")
+	if len(reached) == len(ps.States) {
+		return ps
+	}
+	spec := *ps
+	spec.States = nil
+	for _, st := range ps.States {
+		if reached[st.Name] {
+			spec.States = append(spec.States, st)
+		}
+	}
+	return &spec
+}
+
+// selectedParam is the value of sel's key when sel has one key and it is a constructor
+// parameter with a value in vals.
+func selectedParam(sel *front.SelectExpr, vals map[*front.Param]uint64) (uint64, bool) {
+	if len(sel.Keys) != 1 {
+		return 0, false
+	}
+	n, ok := sel.Keys[0].(*front.NameExpr)
+	if !ok {
+		return 0, false
+	}
+	p, ok := n.Decl.(*front.Param)
+	if !ok {
+		return 0, false
+	}
+	v, ok := vals[p]
+	return v, ok
+}
+
+// caseMatches reports whether select case c of one key matches value v: default or _, or a
+// constant equal to v. A keyset of another kind (a mask, a range, a value set) is taken to
+// match, so that its state and those after it are kept.
+func caseMatches(c *front.SelectCase, v uint64, consts map[front.Expr]front.Value) bool {
+	if len(c.Keyset) != 1 {
+		return true
+	}
+	switch k := c.Keyset[0].(type) {
+	case *front.DefaultExpr, *front.DontCareExpr:
+		return true
+	default:
+		switch x := consts[k].(type) {
+		case *big.Int:
+			return x.IsUint64() && x.Uint64() == v
+		case bool:
+			return b2u(x) == v
+		}
+	}
+	return true
+}

@@ -268,3 +268,52 @@ func TestSpecializeTNA(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecializeParser: a parser instantiated with a constructor argument that its start
+// state selects on keeps only the states the argument leads to (SpecializeParser), so each
+// Pipeline's PHV demand counts the headers its own parser extracts: pipe_a's parser (half 1)
+// extracts hdr.a, pipe_b's (half 2) hdr.b, and the deparser emits both. Unspecialized, each
+// Pipeline would count both headers.
+func TestSpecializeParser(t *testing.T) {
+	src := tnaSkeleton(`header a_h { bit<32> x; }
+header b_h { bit<64> y; }
+struct header_t { ethernet_h ethernet; a_h a; b_h b; }
+struct metadata_t { bit<32> m; }`, "", "", "", "", "    apply { }")
+	for _, r := range [][2]string{
+		{`parser IgParser(packet_in pkt, out header_t hdr, out metadata_t meta, out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start { pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.ethernet); transition accept; }`,
+			`parser IgParser(packet_in pkt, out header_t hdr, out metadata_t meta, out ingress_intrinsic_metadata_t ig_intr_md)(bit<2> half) {
+    state start { pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.ethernet);
+        transition select(half) { 2: parse_b; default: parse_a; } }
+    state parse_a { pkt.extract(hdr.a); transition accept; }
+    state parse_b { pkt.extract(hdr.b); transition accept; }`},
+		{"Pipeline(IgParser(), Ingress(), IgDeparser(), EgParser(), Egress(), EgDeparser()) pipe;\nSwitch(pipe) main;",
+			"Pipeline(IgParser(1), Ingress(), IgDeparser(), EgParser(), Egress(), EgDeparser()) pipe_a;\n" +
+				"Pipeline(IgParser(2), Ingress(), IgDeparser(), EgParser(), Egress(), EgDeparser()) pipe_b;\n" +
+				"Switch(pipe_a, pipe_b) main;"},
+	} {
+		if !strings.Contains(src, r[0]) {
+			t.Fatalf("the test program has no %q", r[0])
+		}
+		src = strings.Replace(src, r[0], r[1], 1)
+	}
+	c := checkedProgram(t, src)
+	pipes := mustPipes(t, c)
+	for i, want := range []struct{ has, hasnt string }{{"header_t.a", "header_t.b"}, {"header_t.b", "header_t.a"}} {
+		p := pipes[i]
+		ps := SpecializeParser(p.IngressParser, c.Const)
+		if len(ps.States) != 2 {
+			t.Errorf("%s: %d states, want start and one of parse_a, parse_b", p.Name, len(ps.States))
+		}
+		d := GressPHV(ps, Specialize(p.Ingress, c.Const), Specialize(p.IngressDeparser, c.Const))
+		if d.ByRoot[want.has] == 0 || d.ByRoot[want.hasnt] != 0 {
+			t.Errorf("%s: PHV demand by root %v, want %s and not %s", p.Name, d.ByRoot, want.has, want.hasnt)
+		}
+		if whole := GressPHV(p.IngressParser.Parser, nil, Specialize(p.IngressDeparser, c.Const)); whole.ByRoot[want.hasnt] == 0 {
+			t.Errorf("%s: the unspecialized parser counts no %s: the test shows nothing", p.Name, want.hasnt)
+		}
+	}
+	if SpecializeParser(front.Block{Parser: pipes[0].EgressParser.Parser}, c.Const) != pipes[0].EgressParser.Parser {
+		t.Error("a parser without constructor parameters is not itself")
+	}
+}
