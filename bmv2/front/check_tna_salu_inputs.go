@@ -52,12 +52,18 @@ func (c *checker) saluPHVInputs(d *InstanceDecl) map[string]Pos {
 	return out
 }
 
-// isFieldPath reports whether e names a value by a path: a name, a field of a path or a slice
-// of a path with constant bounds.
+// isFieldPath reports whether e names a value by a path: a parameter or a variable, a field
+// of a path or a slice of a path with constant bounds. The name of a function, an extern or an
+// action (the callee of max(value.first, e0)) is no path: switchml.p4 (p4c's Tofino testgen
+// corpus) was refused for "3 PHV inputs (exponent0, exponent1, max)".
 func isFieldPath(e Expr) bool {
 	switch x := e.(type) {
 	case *NameExpr:
-		return true
+		switch x.Decl.(type) {
+		case *Param, *VarDecl:
+			return true
+		}
+		return false
 	case *MemberExpr:
 		return x.Kind == MemberField && isFieldPath(x.X)
 	case *SliceExpr:

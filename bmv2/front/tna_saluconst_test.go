@@ -104,3 +104,15 @@ func saluConstCases() []tnaCase {
 func TestTNASALUConstants(t *testing.T) {
 	checkTNACases(t, saluConstCases())
 }
+
+// TestTNASALUInputsCallee: a function's name in a register action (max(v, md.val), as
+// switchml.p4 of p4c's Tofino testgen corpus writes) is no PHV input: with md.idx in the
+// condition the register action reads two, which a stateful ALU takes. The front end counted
+// max as a third and refused switchml.p4 ("3 PHV inputs (exponent0, exponent1, max)").
+func TestTNASALUInputsCallee(t *testing.T) {
+	for _, gen := range []string{"1", "2"} {
+		checkRuleVerdict(t, "max (Tofino "+gen+")", saluErrors(t, "if (md.idx == 1) { v = max(v, md.val); }", gen), "")
+		checkRuleVerdict(t, "a third input (Tofino "+gen+")",
+			saluErrors(t, "if (md.idx == 1) { v = max(v, md.val); } else { v = hdr.eth.dst[31:0]; }", gen), "more than the 2 a stateful ALU reads")
+	}
+}
