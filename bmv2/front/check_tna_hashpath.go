@@ -97,9 +97,13 @@ func (c *checker) hashPathTable(t *TableDecl, actions []*ActionDecl) {
 			continue
 		}
 		if !keyless {
-			if a == defAction && unit == "hash" {
-				c.errorf(def.Actions[0].P, "table %s: the default action %s uses the hash unit (bf-p4c: \"Cannot specify %s as the default action, as it requires the hash distribution unit\"; an entry that matches every key can run it)",
-					t.Name, a.Name, a.Name)
+			if a == defAction {
+				needs := "the hash distribution unit"
+				if unit == "rng" {
+					needs = "a random number"
+				}
+				c.errorf(def.Actions[0].P, "table %s: the default action %s uses the %s (bf-p4c: \"Cannot specify %s as the default action, as it requires %s\"; an entry that matches every key can run it)",
+					t.Name, a.Name, unitName(unit), a.Name, needs)
 			}
 			if r := listedRef(t, a); r != nil && r.Annos.Get("defaultonly") != nil {
 				c.errorf(r.P, "table %s cannot have action %s marked as defaultonly, as this action can only run on hit because of its use of %s (bf-p4c)", t.Name, a.Name, unit)

@@ -6,9 +6,19 @@ import "testing"
 // CRC16) and decls, and whose apply block runs body. Its header h_t (32-bit a, b, k, 16-bit d,
 // 8-bit c, e, 9-bit p, 7-bit q) is emitted, so what body writes is live for the compiler.
 func hashPathProgram(decls, body string) string {
+	return oneIngressProgram("bit<32> a; bit<32> b; bit<32> k; bit<16> d; bit<8> c; bit<8> e; bit<9> p; bit<7> q;", `
+    Hash<bit<32>>(HashAlgorithm_t.CRC32) h1;
+    Hash<bit<32>>(HashAlgorithm_t.CRC16) h2;
+    `+decls, body)
+}
+
+// oneIngressProgram is a TNA program of one Pipeline whose packets are one header, h_t of
+// fields (hdr.h, extracted after the port metadata and emitted whole), and whose ingress
+// declares decls and applies body, then sends the packet to port 1; its egress does nothing.
+func oneIngressProgram(fields, decls, body string) string {
 	return `#include <core.p4>
 #include <tna.p4>
-header h_t { bit<32> a; bit<32> b; bit<32> k; bit<16> d; bit<8> c; bit<8> e; bit<9> p; bit<7> q; }
+header h_t { ` + fields + ` }
 struct hdr_t { h_t h; }
 struct md_t { }
 parser IgP(packet_in pkt, out hdr_t hdr, out md_t md, out ingress_intrinsic_metadata_t ig) {
@@ -17,8 +27,6 @@ parser IgP(packet_in pkt, out hdr_t hdr, out md_t md, out ingress_intrinsic_meta
 control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig,
             in ingress_intrinsic_metadata_from_parser_t p, inout ingress_intrinsic_metadata_for_deparser_t d,
             inout ingress_intrinsic_metadata_for_tm_t tm) {
-    Hash<bit<32>>(HashAlgorithm_t.CRC32) h1;
-    Hash<bit<32>>(HashAlgorithm_t.CRC16) h2;
     ` + decls + `
     apply { ` + body + ` tm.ucast_egress_port = 1; }
 }
@@ -116,6 +124,7 @@ func hashPathCases() []tnaCase {
 		{"a keyless table, a constant", "1", "action a() { " + h + "hdr.h.b = hdr.h.b + 100; } table t { actions = { a; } default_action = a(); }", "t.apply();", data, data},
 		{"a keyless table, a random number and a constant", "1", "Random<bit<16>>() rng; action a() { hdr.h.d = rng.get(); hdr.h.b = 0x12345678; } table t { actions = { a; } default_action = a(); }", "t.apply();", "requires rng", "requires rng"},
 		{"a keyed table, the hash action the default", "1", "action a() { " + h + "} table t { key = { hdr.h.k : exact; } actions = { a; } default_action = a(); }", "t.apply();", deflt, deflt},
+		{"a keyed table, a random number in the default action", "1", "Random<bit<16>>() rng; action a() { hdr.h.d = rng.get(); } table t { key = { hdr.h.k : exact; } actions = { a; } default_action = a(); }", "t.apply();", "as it requires a random number", "as it requires a random number"},
 		{"a keyed table, the hash action @defaultonly", "1", "action a() { " + h + "} table t { key = { hdr.h.k : exact; } actions = { NoAction; @defaultonly a; } }", "t.apply();", only, only},
 		{"a keyed table, NoAction the default", "1", "action a() { " + h + "} table t { key = { hdr.h.k : exact; } actions = { a; NoAction; } default_action = NoAction(); }", "t.apply();", "", ""},
 		{"a keyed table, no default action", "1", "action a() { " + h + "} table t { key = { hdr.h.k : exact; } actions = { a; } }", "t.apply();", "", ""},

@@ -12,34 +12,13 @@ func saluConstProgram(cond, then string) string {
 	if then == "" {
 		then = "v = 1;"
 	}
-	return `#include <core.p4>
-#include <tna.p4>
-header h_t { bit<32> a; bit<32> b; }
-struct hdr_t { h_t h; }
-struct md_t { }
-parser IgP(packet_in pkt, out hdr_t hdr, out md_t md, out ingress_intrinsic_metadata_t ig) {
-    state start { pkt.extract(ig); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.h); transition accept; }
-}
-control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig,
-            in ingress_intrinsic_metadata_from_parser_t p, inout ingress_intrinsic_metadata_for_deparser_t d,
-            inout ingress_intrinsic_metadata_for_tm_t tm) {
-    Register<bit<32>, bit<16>>(1024) r;
+	return oneIngressProgram("bit<32> a; bit<32> b;", `Register<bit<32>, bit<16>>(1024) r;
     RegisterAction<bit<32>, bit<16>, bit<32>>(r) next = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = v;
-            if (` + cond + `) { ` + then + ` } else { v = v + 1; }
+            if (`+cond+`) { `+then+` } else { v = v + 1; }
         }
-    };
-    apply { hdr.h.b = next.execute(hdr.h.a[15:0]); tm.ucast_egress_port = 1; }
-}
-control IgD(packet_out pkt, inout hdr_t hdr, in md_t md, in ingress_intrinsic_metadata_for_deparser_t d) { apply { pkt.emit(hdr); } }
-parser EgP(packet_in pkt, out hdr_t hdr, out md_t md, out egress_intrinsic_metadata_t eg) { state start { pkt.extract(eg); transition accept; } }
-control Eg(inout hdr_t hdr, inout md_t md, in egress_intrinsic_metadata_t eg, in egress_intrinsic_metadata_from_parser_t p,
-           inout egress_intrinsic_metadata_for_deparser_t d, inout egress_intrinsic_metadata_for_output_port_t o) { apply { } }
-control EgD(packet_out pkt, inout hdr_t hdr, in md_t md, in egress_intrinsic_metadata_for_deparser_t d) { apply { pkt.emit(hdr); } }
-Pipeline(IgP(), Ing(), IgD(), EgP(), Eg(), EgD()) pipe;
-Switch(pipe) main;
-`
+    };`, "hdr.h.b = next.execute(hdr.h.a[15:0]);")
 }
 
 // saluConstCases are the constant terms of register actions' comparisons, each verdict that of

@@ -35,13 +35,20 @@ func foldBody(t *testing.T, body string) string {
     table tc { key = { meta.e : exact; } actions = { NoAction; } size = 16; }`
 	src := tnaSkeleton(`struct header_t { ethernet_h ethernet; }
 struct metadata_t { bit<32> a; bit<32> b; bit<32> c; bit<32> d; bit<16> e; }`, "", "", locals, body, "    apply { }")
-	for _, r := range [][2]string{
+	return rewrite(t, src, [][2]string{
 		{"inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {", "inout ingress_intrinsic_metadata_for_tm_t ig_tm_md)(bit<2> half) {"},
 		{"Pipeline(IgParser(), Ingress(), IgDeparser(), EgParser(), Egress(), EgDeparser()) pipe;\nSwitch(pipe) main;",
 			"Pipeline(IgParser(), Ingress(1), IgDeparser(), EgParser(), Egress(), EgDeparser()) pipe_a;\n" +
 				"Pipeline(IgParser(), Ingress(2), IgDeparser(), EgParser(), Egress(), EgDeparser()) pipe_b;\n" +
 				"Switch(pipe_a, pipe_b) main;"},
-	} {
+	})
+}
+
+// rewrite replaces the first occurrence of each pair's first text in src with its second; a
+// text src does not hold fails the test.
+func rewrite(t *testing.T, src string, pairs [][2]string) string {
+	t.Helper()
+	for _, r := range pairs {
 		if !strings.Contains(src, r[0]) {
 			t.Fatalf("the test program has no %q", r[0])
 		}
@@ -279,7 +286,7 @@ func TestSpecializeParser(t *testing.T) {
 header b_h { bit<64> y; }
 struct header_t { ethernet_h ethernet; a_h a; b_h b; }
 struct metadata_t { bit<32> m; }`, "", "", "", "", "    apply { }")
-	for _, r := range [][2]string{
+	src = rewrite(t, src, [][2]string{
 		{`parser IgParser(packet_in pkt, out header_t hdr, out metadata_t meta, out ingress_intrinsic_metadata_t ig_intr_md) {
     state start { pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.ethernet); transition accept; }`,
 			`parser IgParser(packet_in pkt, out header_t hdr, out metadata_t meta, out ingress_intrinsic_metadata_t ig_intr_md)(bit<2> half) {
@@ -291,12 +298,7 @@ struct metadata_t { bit<32> m; }`, "", "", "", "", "    apply { }")
 			"Pipeline(IgParser(1), Ingress(), IgDeparser(), EgParser(), Egress(), EgDeparser()) pipe_a;\n" +
 				"Pipeline(IgParser(2), Ingress(), IgDeparser(), EgParser(), Egress(), EgDeparser()) pipe_b;\n" +
 				"Switch(pipe_a, pipe_b) main;"},
-	} {
-		if !strings.Contains(src, r[0]) {
-			t.Fatalf("the test program has no %q", r[0])
-		}
-		src = strings.Replace(src, r[0], r[1], 1)
-	}
+	})
 	c := checkedProgram(t, src)
 	pipes := mustPipes(t, c)
 	for i, want := range []struct{ has, hasnt string }{{"header_t.a", "header_t.b"}, {"header_t.b", "header_t.a"}} {

@@ -58,15 +58,22 @@ func bundleFile(t *testing.T, path string) *p4rt.Bundle {
 // device (SetForwardingPipelineConfig, VERIFY_AND_COMMIT).
 func pushPipeline(t *testing.T, c *client.Client, bundle *p4rt.Bundle) {
 	t.Helper()
+	if err := setPipeline(c, bundle); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setPipeline pushes bundle's program (with its P4Info) over P4Runtime and returns the switch's
+// answer.
+func setPipeline(c *client.Client, bundle *p4rt.Bundle) error {
 	checked, err := bundle.Compile()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	info, err := checked.P4InfoTextCompat()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	if _, err := c.SetFwdPipeFromBytes(context.Background(), bundle.Encode(), []byte(info), 1); err != nil {
-		t.Fatal(err)
-	}
+	_, err = c.SetFwdPipeFromBytes(context.Background(), bundle.Encode(), []byte(info), 1)
+	return err
 }

@@ -388,17 +388,7 @@ func TestSwitchPipesFlags(t *testing.T) {
 		sw := startSwitch(t, append(append([]string{"--no-p4"}, flags...), "--", "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255"))
 		defer sw.stop()
 		c := primaryController(t, sw.grpc, 0, make(chan *p4v1.StreamMessageResponse, 10))
-		bundle := dpengine.BundleProgram(prog, dataplane.DefaultSizing)
-		checked, err := bundle.Compile()
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := checked.P4InfoTextCompat()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = c.SetFwdPipeFromBytes(context.Background(), bundle.Encode(), []byte(info), 1)
-		return err
+		return setPipeline(c, dpengine.BundleProgram(prog, dataplane.DefaultSizing))
 	}
 	fold := []string{"--pipes", "2", "--loopback-port", "68", "--loopback-port", "196"}
 	if err := push(fold, dataplane.TNAFold); err != nil {
