@@ -204,9 +204,10 @@ func depositConstant(v uint64, w int, gen2 bool) bool {
 // holds 21 bits; 8- and 16-bit fields take any), an & of a field with a constant, and a +, -,
 // |, ^ of a field with a constant outside the instruction's range (0..7, or the last 8 values
 // of the field's width: 0xfffffff8, b - 8). On Tofino 2 the range's top is the last 4 values,
-// and a set of a 16- or 32-bit field takes a constant in the range only (bf-p4c 9.13.4 placed
-// the fields of those cases in mocha containers, which have no load_const; an 8-bit field was
-// set to 8 and refused at 0xab, so 8-bit sets are not judged there). A field of another width
+// and a set of a whole field takes a constant in the range only (bf-p4c 9.13.4 placed the
+// fields of those cases in mocha containers, which have no load_const). The allocation decides
+// that: an 8-bit field set to 8 compiled in a header of six fields and was refused in one of
+// eight (hashPathCases), and the rule refuses it. A field of another width
 // up to 32 bits is part of a container: only its sets to a constant are judged, as a
 // deposit-field's (depositConstant). An operand a hash wrote earlier in the action is
 // not judged (bf-p4c folds the constant into the hash, or preloads it: P1 of hashPathCases).
@@ -254,7 +255,7 @@ func (c *checker) constantData(a *ActionDecl) (Stmt, string) {
 			case !whole && !operand(v) && !depositConstant(v.Uint64(), w, gen2):
 				at, why = s, fmt.Sprintf("%s = 0x%x sets a %d-bit field, part of a container, to a constant a deposit-field instruction cannot hold (0..7, the field's last %d values, or at most 3 set bits within 3 bits, or as few clear ones)", dest, v, w, minSE)
 			case !whole:
-			case gen2 && w != 8 && !operand(v):
+			case gen2 && !operand(v):
 				at, why = s, fmt.Sprintf("%s = 0x%x: on Tofino 2 the field's container takes an instruction's constant operand only (0..7 or 0x%x and up; bf-p4c placed such fields in mocha containers, which have no load_const)", dest, v, top)
 			case !gen2 && w == 32 && v.BitLen() > tnaLoadConstBits:
 				at, why = s, fmt.Sprintf("%s = 0x%x sets a 32-bit field to a constant wider than a load_const's %d bits", dest, v, tnaLoadConstBits)
