@@ -25,7 +25,7 @@ type rig struct {
 	// label and counts.
 	passes, pipe1 int
 	onInput       func(label string, passes, pipe1 int)
-	label   string // what the next client datagram is (set by the test)
+	label         string // what the next client datagram is (set by the test)
 	// mirrors, when set, get every packet the switch gets and must send the same packets
 	// (real_test.go: real simple_switch, the generated pipeline).
 	mirrors []rigMirror
