@@ -26,7 +26,7 @@ func newControllerCmd() *cobra.Command {
 		Long: `Run netlock's controller (docs/controlplane.md).
 
 It connects to the switch over P4Runtime (switch.addr, switch.device_id), pushes the program
-(the embedded p4/netlock.p4 with the sizing keys, or --program) when the switch has none, programs
+(the embedded program of --embedded, p4/netlock.p4 by default, with the sizing keys, or --program) when the switch has none, programs
 the rack key, routes, servers, clone sessions and tenant meters, and then runs: every
 alloc.period it measures the locks' request rates (switch counters, the servers' reports) and
 contention, runs the knapsack allocation and moves locks into and out of the switch; every
