@@ -224,6 +224,10 @@ func (d *Device) LoadProgram(prog *front.Checked) error {
 		return fmt.Errorf("target: %v: %w", err, p4rt.ErrResourceExhausted)
 	}
 	if err != nil {
+		if pipes, perr := prog.TNAPipes(); perr == nil && len(pipes) > max(d.opts.Pipes, 1) {
+			// the engine's Config.Pipes is the operator's Options.Pipes (netlock switch --pipes)
+			return status.Errorf(codes.InvalidArgument, "target: %v (the switch runs %d pipe(s): Options.Pipes, netlock switch --pipes)", err, max(d.opts.Pipes, 1))
+		}
 		return status.Errorf(codes.InvalidArgument, "target: %v", err)
 	}
 	tables := map[uint32]*tableState{}

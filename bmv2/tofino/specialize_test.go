@@ -101,14 +101,7 @@ func TestSpecialize(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := checkedProgram(t, foldProgram(t, tc.cond1, tc.cond2))
-			es, err := EstimatePipelines(c, Tofino1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			objs, err := PipelineObjects(c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			es, objs := estimateObjects(t, c)
 			if len(es) != 2 || len(objs) != 2 {
 				t.Fatalf("%d estimates and %d object lists, want 2", len(es), len(objs))
 			}
@@ -163,14 +156,7 @@ func TestSpecializeNested(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := checkedProgram(t, foldBody(t, tc.body))
-			es, err := EstimatePipelines(c, Tofino1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			objs, err := PipelineObjects(c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			es, objs := estimateObjects(t, c)
 			for k, e := range es {
 				n := 0
 				for _, x := range e.Graphs[0].Tables {
@@ -203,6 +189,20 @@ func TestSpecializeUnchanged(t *testing.T) {
 			}
 		}
 	}
+}
+
+// estimateObjects is c's estimate on Tofino 1 and its Pipelines' objects, each Pipeline's.
+func estimateObjects(t *testing.T, c *front.Checked) ([]*ProgramEstimate, []PipeObjects) {
+	t.Helper()
+	es, err := EstimatePipelines(c, Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := PipelineObjects(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es, objs
 }
 
 func mustPipes(t *testing.T, c *front.Checked) []*front.TNAPipe {

@@ -55,11 +55,8 @@ func params(names []string, args [][]byte) []p4rtclient.Param {
 func (c *Controller) updates(cl *p4rtclient.Client, u ctlcore.Update) ([]p4rtclient.Update, error) {
 	e := u.Entity
 	o := op(u.Op).Op
-	// every Pipeline's copy of the table (one in a program of one Pipeline; the Tofino 1 fold's
-	// tables are in both: p4rtclient's schema)
-	entry := func(en p4rtclient.Entry) ([]p4rtclient.Update, error) {
-		return cl.TableUpdates(o, en)
-	}
+	// TableUpdates writes every Pipeline's copy of a table (one in a program of one Pipeline;
+	// the Tofino 1 fold's tables are in both: p4rtclient's schema).
 	switch {
 	case e.Rack != nil:
 		name, args, err := e.Rack.Action()
@@ -73,7 +70,7 @@ func (c *Controller) updates(cl *p4rtclient.Client, u ctlcore.Update) ([]p4rtcli
 		if err != nil {
 			return nil, err
 		}
-		return entry(p4rtclient.Entry{Table: dataplane.TableServers,
+		return cl.TableUpdates(o, p4rtclient.Entry{Table: dataplane.TableServers,
 			Match:  []p4rtclient.Match{p4rtclient.Exact{Field: dataplane.KeyServer, Value: dataplane.ServerMatch(e.ServerNum)}},
 			Action: name, Params: params(dataplane.ParamsSetServer, args)})
 	case e.Route != nil:
@@ -82,7 +79,7 @@ func (c *Controller) updates(cl *p4rtclient.Client, u ctlcore.Update) ([]p4rtcli
 			return nil, err
 		}
 		name, args := e.Route.Action()
-		return entry(p4rtclient.Entry{Table: dataplane.TableRoute,
+		return cl.TableUpdates(o, p4rtclient.Entry{Table: dataplane.TableRoute,
 			Match:  []p4rtclient.Match{p4rtclient.LPM{Field: dataplane.KeyRouteDst, Value: key, PrefixLen: int32(plen)}},
 			Action: name, Params: params(dataplane.ParamsRoute, args)})
 	case e.Lock != nil:
@@ -92,10 +89,10 @@ func (c *Controller) updates(cl *p4rtclient.Client, u ctlcore.Update) ([]p4rtcli
 		if o != p4rtclient.Delete {
 			en.Action, en.Params = name, params(dataplane.ParamsLockHit, args)
 		}
-		return entry(en)
+		return cl.TableUpdates(o, en)
 	case e.Tenant != nil:
 		name, args := dataplane.TenantAction(e.Tenant.Meter)
-		ups, err := entry(p4rtclient.Entry{Table: dataplane.TableTenant,
+		ups, err := cl.TableUpdates(o, p4rtclient.Entry{Table: dataplane.TableTenant,
 			Match:  []p4rtclient.Match{p4rtclient.Exact{Field: dataplane.KeyTenant, Value: dataplane.TenantMatch(e.Tenant.ID)}},
 			Action: name, Params: params(dataplane.ParamsTenantLimit, args)})
 		if err != nil || o == p4rtclient.Delete {
